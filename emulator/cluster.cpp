@@ -1,0 +1,72 @@
+#include "emulator/cluster.hpp"
+
+#include <thread>
+#include <vector>
+
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/operations.hpp>
+
+#include "emulator/errors.hpp"
+#include "emulator/fabric.hpp"
+#include "emulator/scheduler.hpp"
+#include "emulator/stack_arena.hpp"
+
+namespace ranklab {
+namespace {
+
+// The body of rank `rank`'s fiber: run the program, tell the fabric how it ended.
+void run_rank(Fabric& fabric, int rank, const Cluster::RankFunction& rank_fn) {
+  RankContext context(fabric, rank);
+  boost::this_fiber::properties<RankProperties>().context = &context;
+  try {
+    rank_fn(context);
+    fabric.rank_finished(rank);
+  } catch (...) {
+    fabric.rank_failed(rank, std::current_exception());
+  }
+}
+
+// One worker OS thread: installs the run's scheduler, starts its ranks (r % threads ==
+// index) as fibers, and joins them. Ranks stay pinned to their thread.
+void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& options, int index,
+                int threads, const Cluster::RankFunction& rank_fn) {
+  boost::fibers::use_scheduling_algorithm<RankScheduler>(options.policy, options.world_size,
+                                                         index);
+  std::vector<boost::fibers::fiber> fibers;
+  fibers.reserve(static_cast<std::size_t>(options.world_size / threads + 1));
+  for (int r = index; r < options.world_size; r += threads) {
+    RankScheduler::set_launching_rank(r);
+    fibers.emplace_back(std::allocator_arg, stacks.allocator(static_cast<std::size_t>(r)),
+                        [&fabric, r, &rank_fn] { run_rank(fabric, r, rank_fn); });
+  }
+  RankScheduler::set_launching_rank(-1);
+  for (auto& fiber : fibers) fiber.join();
+}
+
+}  // namespace
+
+Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
+  RANKLAB_CHECK(options_.world_size >= 1, "world size must be at least 1, got {}",
+                options_.world_size);
+  RANKLAB_CHECK(options_.threads >= 1, "threads must be at least 1, got {}", options_.threads);
+  RANKLAB_CHECK(options_.stack_size >= 16 * 1024, "stack size must be at least 16 KiB, got {}",
+                options_.stack_size);
+}
+
+RunReport Cluster::run(const RankFunction& rank_fn) {
+  Fabric fabric(options_);
+  StackArena stacks(static_cast<std::size_t>(options_.world_size), options_.stack_size);
+  // Always on fresh threads, even with one: the caller's thread keeps whatever Boost.Fiber
+  // scheduler it had, and two clusters never share scheduler state.
+  const int threads = std::min(options_.threads, options_.world_size);
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] { run_worker(fabric, stacks, options_, t, threads, rank_fn); });
+  }
+  for (auto& worker : workers) worker.join();
+  return fabric.finish();
+}
+
+}  // namespace ranklab

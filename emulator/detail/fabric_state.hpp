@@ -1,0 +1,57 @@
+// The fabric's private bookkeeping: per rank, per destination mailbox, per collective slot.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/fiber/condition_variable.hpp>
+
+#include "emulator/detail/operation.hpp"
+#include "emulator/detail/recent_events.hpp"
+
+namespace ranklab::detail {
+
+enum class RankState : std::uint8_t { running, blocked, finished, failed };
+
+/// One rank as the fabric sees it.
+struct RankSlot {
+  RankState state = RankState::running;
+  std::uint64_t next_seq = 0;          ///< the next operation's rank_seq
+  std::uint64_t lamport = 0;
+  const Operation* waiting_on = nullptr;  ///< while blocked
+  boost::fibers::condition_variable wakeup;
+  std::vector<std::int64_t> coll_seq;  ///< next collective index, by group id
+  RecentEvents recent;
+  std::string error;                   ///< what() of the exception that ended the rank
+};
+
+/// Unmatched traffic addressed to one rank, each list in posting order (FIFO matching).
+struct Mailbox {
+  std::vector<std::shared_ptr<Operation>> unexpected;  ///< sends without a receive yet
+  std::vector<std::shared_ptr<Operation>> receives;    ///< receives without a send yet
+};
+
+/// The k-th collective of a group, while members are arriving.
+struct CollectiveSlot {
+  std::vector<std::shared_ptr<Operation>> members;  ///< by group rank; null until arrived
+  int arrived = 0;
+};
+
+struct GroupState {
+  std::unordered_map<std::int64_t, CollectiveSlot> slots;  ///< by collective index
+};
+
+/// Who waits for whom, among blocked ranks.
+struct WaitGraph {
+  std::vector<std::vector<int>> waits_for;  ///< by global rank
+  std::vector<std::vector<int>> cycles;     ///< elementary cycles found, first node repeated
+};
+
+/// what() of an exception, or a placeholder for non-standard ones.
+std::string describe_exception(const std::exception_ptr& error);
+
+}  // namespace ranklab::detail

@@ -1,0 +1,49 @@
+// One posted operation inside the fabric. Private to emulator/.
+#pragma once
+
+#include <cstddef>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <vector>
+
+#include "emulator/buffer.hpp"
+#include "emulator/collective_args.hpp"
+#include "emulator/group.hpp"
+#include "emulator/request.hpp"
+#include "traces/event.hpp"
+
+namespace ranklab::detail {
+
+/// Everything the fabric knows about a pending or completed operation. Guarded by the
+/// fabric's mutex; the owning rank reads it after completion without the lock.
+struct Operation {
+  OpKind kind = OpKind::send;
+  int rank = 0;  ///< owner, global rank
+  std::uint64_t rank_seq = 0;
+  const Group* group = nullptr;
+
+  // Point-to-point.
+  int peer = kNoRank;  ///< group rank: destination of a send, source (or kAnySource) of a recv
+  int tag = 0;
+  ConstBuffer send_data;            ///< what a send transmits (the user's buffer or eager_copy)
+  MutableBuffer recv_data;          ///< where a recv writes
+  std::vector<std::byte> eager_copy;  ///< the payload of a buffered send
+  bool matched = false;             ///< a send found its receive (or vice versa)
+
+  // Collectives.
+  CollectiveArgs coll;
+  CollectiveSignature signature;
+  std::int64_t coll_seq = kNoCollective;
+
+  // Outcome.
+  /// Set under the fabric lock; read without it by a Request going out of scope.
+  std::atomic<bool> done{false};
+  std::exception_ptr error;
+  RecvStatus status;
+  MessageId msg;  ///< the message a send sent or a recv matched
+  std::uint64_t hash = 0;  ///< payload hash, when tracing
+  std::uint64_t lamport = 0;
+};
+
+}  // namespace ranklab::detail

@@ -1,0 +1,390 @@
+// Point-to-point matching, waiting, and the run's lifecycle. Collectives are in
+// fabric_collectives.cpp, the deadlock analysis and the final report in fabric_report.cpp.
+#include "emulator/fabric.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "emulator/detail/fabric_state.hpp"
+#include "emulator/errors.hpp"
+#include "traces/hash.hpp"
+
+namespace ranklab {
+
+using detail::Operation;
+
+Fabric::Fabric(const ClusterOptions& options)
+    : options_(options), tracing_(options.trace_sink != nullptr) {
+  const int n = options_.world_size;
+  std::vector<int> all(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) all[static_cast<std::size_t>(r)] = r;
+  groups_.push_back(std::make_unique<Group>(0, "world", std::move(all)));
+  groups_by_name_.emplace("world", groups_.front().get());
+  group_states_.push_back(std::make_unique<GroupState>());
+  ranks_.reserve(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) ranks_.push_back(std::make_unique<RankSlot>());
+  mailboxes_.resize(static_cast<std::size_t>(n));
+  live_ = n;
+}
+
+Fabric::~Fabric() = default;
+
+const Group& Fabric::group(std::string_view kind, std::span<const int> global_ranks) {
+  RANKLAB_CHECK(!kind.empty(), "new_group: the group kind must not be empty");
+  RANKLAB_CHECK(!global_ranks.empty(), "new_group {}: a group needs at least one rank", kind);
+  for (int r : global_ranks) {
+    RANKLAB_CHECK(r >= 0 && r < world_size(), "new_group {}: rank {} is outside the world of {}",
+                  kind, r, world_size());
+  }
+  std::string name = Group::make_name(kind, global_ranks);
+  Lock lock(mutex_);
+  if (auto it = groups_by_name_.find(name); it != groups_by_name_.end()) return *it->second;
+  const auto id = static_cast<std::uint32_t>(groups_.size());
+  groups_.push_back(std::make_unique<Group>(
+      id, name, std::vector<int>(global_ranks.begin(), global_ranks.end())));
+  group_states_.push_back(std::make_unique<GroupState>());
+  const Group& created = *groups_.back();
+  groups_by_name_.emplace(std::move(name), &created);
+  return created;
+}
+
+std::shared_ptr<Operation> Fabric::new_operation(int rank, OpKind kind, const Group& group) {
+  auto op = std::make_shared<Operation>();
+  op->kind = kind;
+  op->rank = rank;
+  op->rank_seq = ranks_[static_cast<std::size_t>(rank)]->next_seq++;
+  op->group = &group;
+  return op;
+}
+
+Request Fabric::isend(int rank, const Group& group, ConstBuffer data, int dst, int tag) {
+  RANKLAB_CHECK(group.contains(rank), "rank {}: send on group {}, which it is not a member of",
+                rank, group.name());
+  RANKLAB_CHECK(dst >= 0 && dst < group.size(),
+                "rank {}: send to rank {} of group {}, which has {} ranks", rank, dst,
+                group.name(), group.size());
+  RANKLAB_CHECK(tag >= 0, "rank {}: send with negative tag {}", rank, tag);
+  RANKLAB_CHECK(data.data != nullptr || data.count == 0, "rank {}: send of a null buffer", rank);
+  const std::uint64_t hash = tracing_ ? payload_hash(data.as_bytes()) : 0;
+  Lock lock(mutex_);
+  throw_if_aborted(rank);
+  auto op = new_operation(rank, OpKind::send, group);
+  op->peer = dst;
+  op->tag = tag;
+  op->send_data = data;
+  op->hash = hash;
+  op->msg = MessageId{rank, op->rank_seq};
+  op->lamport = ++ranks_[static_cast<std::size_t>(rank)]->lamport;
+  match_or_queue_send(op);
+  return Request(this, std::move(op));
+}
+
+Request Fabric::irecv(int rank, const Group& group, MutableBuffer data, int src, int tag) {
+  RANKLAB_CHECK(group.contains(rank), "rank {}: recv on group {}, which it is not a member of",
+                rank, group.name());
+  RANKLAB_CHECK(src == kAnySource || (src >= 0 && src < group.size()),
+                "rank {}: recv from rank {} of group {}, which has {} ranks", rank, src,
+                group.name(), group.size());
+  RANKLAB_CHECK(tag >= 0 || tag == kAnyTag, "rank {}: recv with negative tag {}", rank, tag);
+  RANKLAB_CHECK(data.data != nullptr || data.count == 0, "rank {}: recv into a null buffer", rank);
+  Lock lock(mutex_);
+  throw_if_aborted(rank);
+  auto op = new_operation(rank, OpKind::recv, group);
+  op->peer = src;
+  op->tag = tag;
+  op->recv_data = data;
+  match_or_queue_recv(op);
+  return Request(this, std::move(op));
+}
+
+namespace {
+
+bool matches(const Operation& recv, const Operation& send) {
+  if (recv.group != send.group) return false;
+  if (recv.tag != kAnyTag && recv.tag != send.tag) return false;
+  return recv.peer == kAnySource || recv.group->global_rank(recv.peer) == send.rank;
+}
+
+// Removes and returns the first entry of `queue` for which `pred` holds: the FIFO scan that
+// gives MPI's non-overtaking order per (group, source, tag).
+template <typename Pred>
+std::shared_ptr<Operation> take_first(std::vector<std::shared_ptr<Operation>>& queue, Pred pred) {
+  auto it = std::find_if(queue.begin(), queue.end(), [&](const auto& op) { return pred(*op); });
+  if (it == queue.end()) return nullptr;
+  auto found = std::move(*it);
+  queue.erase(it);
+  return found;
+}
+
+}  // namespace
+
+void Fabric::match_or_queue_send(const std::shared_ptr<Operation>& send) {
+  const int dst = send->group->global_rank(send->peer);
+  Mailbox& box = mailboxes_[static_cast<std::size_t>(dst)];
+  if (auto recv = take_first(box.receives, [&](const Operation& r) { return matches(r, *send); })) {
+    deliver(*send, *recv);
+    return;
+  }
+  if (options_.send_mode.buffers(send->send_data.bytes())) {
+    // Eager: the payload is copied now, so the send completes without a receiver.
+    const auto bytes = send->send_data.as_bytes();
+    send->eager_copy.assign(bytes.begin(), bytes.end());
+    send->send_data.data = send->eager_copy.data();
+    complete(*send);
+  }
+  box.unexpected.push_back(send);
+}
+
+void Fabric::match_or_queue_recv(const std::shared_ptr<Operation>& recv) {
+  Mailbox& box = mailboxes_[static_cast<std::size_t>(recv->rank)];
+  if (auto send =
+          take_first(box.unexpected, [&](const Operation& s) { return matches(*recv, s); })) {
+    deliver(*send, *recv);
+    return;
+  }
+  box.receives.push_back(recv);
+}
+
+std::string Fabric::describe_pair_mismatch(const Operation& send, const Operation& recv,
+                                           std::string_view reason) const {
+  const Group& g = *send.group;
+  return fmt::format(
+      "message mismatch in {}: rank {} (op #{}) sends {} x {} to rank {} tag {}; rank {} (op #{}) "
+      "receives into {} x {} from {} tag {}: {}",
+      g.name(), send.rank, send.rank_seq, send.send_data.count, to_string(send.send_data.dtype),
+      recv.rank, send.tag, recv.rank, recv.rank_seq, recv.recv_data.count,
+      to_string(recv.recv_data.dtype),
+      recv.peer == kAnySource ? std::string("any source")
+                              : fmt::format("rank {}", g.global_rank(recv.peer)),
+      recv.tag == kAnyTag ? std::string("any") : std::to_string(recv.tag), reason);
+}
+
+void Fabric::deliver(Operation& send, Operation& recv) {
+  send.matched = recv.matched = true;
+  const char* reason = nullptr;
+  if (send.send_data.dtype != recv.recv_data.dtype) {
+    reason = "the element types differ";
+  } else if (send.send_data.count > recv.recv_data.count) {
+    reason = "the receive buffer is smaller than the message";
+  }
+  if (reason != nullptr) {
+    auto error = std::make_exception_ptr(MismatchError(describe_pair_mismatch(send, recv, reason)));
+    recv.error = error;
+    if (!send.done) send.error = error;
+  } else if (send.send_data.count > 0) {
+    std::memcpy(recv.recv_data.data, send.send_data.data, send.send_data.bytes());
+  }
+  recv.status = RecvStatus{send.group->group_rank(send.rank), send.tag, send.send_data.count};
+  recv.msg = send.msg;
+  recv.hash = send.hash;
+  auto& receiver_clock = ranks_[static_cast<std::size_t>(recv.rank)]->lamport;
+  recv.lamport = receiver_clock = std::max(receiver_clock, send.lamport) + 1;
+  if (!send.done) complete(send);
+  complete(recv);
+}
+
+void Fabric::complete(Operation& op) {
+  op.done.store(true, std::memory_order_release);
+  record(op, OpStatus::completed);
+  RankSlot& owner = *ranks_[static_cast<std::size_t>(op.rank)];
+  if (owner.waiting_on == &op) {
+    if (owner.state == RankState::blocked) {
+      owner.state = RankState::running;
+      --blocked_;
+    }
+    owner.wakeup.notify_one();
+  }
+}
+
+bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline, bool watchdog) {
+  if (op.done.load(std::memory_order_acquire)) {
+    if (op.error) std::rethrow_exception(op.error);
+    return true;
+  }
+  Lock lock(mutex_);
+  RankSlot& me = *ranks_[static_cast<std::size_t>(op.rank)];
+  // Only an indefinite wait counts as blocked: a rank in wait_for will wake up by itself,
+  // so it can still unblock the others.
+  const bool indefinite = watchdog;
+  while (!op.done.load(std::memory_order_relaxed)) {
+    throw_if_aborted(op.rank);
+    me.waiting_on = &op;
+    if (indefinite) {
+      me.state = RankState::blocked;
+      ++blocked_;
+      check_for_deadlock();
+    }
+    bool timed_out = false;
+    if (verdict_ == RunStatus::ok && !op.done.load(std::memory_order_relaxed)) {
+      timed_out = me.wakeup.wait_until(lock, deadline) == boost::fibers::cv_status::timeout;
+    }
+    if (me.state == RankState::blocked) {
+      me.state = RankState::running;
+      --blocked_;
+    }
+    me.waiting_on = nullptr;
+    if (timed_out && !op.done.load(std::memory_order_relaxed) && verdict_ == RunStatus::ok) {
+      if (!watchdog) return false;
+      declare_watchdog(op.rank, op);
+    }
+  }
+  if (op.error) std::rethrow_exception(op.error);
+  return true;
+}
+
+bool Fabric::test(Operation& op) {
+  if (!op.done.load(std::memory_order_acquire)) {
+    Lock lock(mutex_);
+    throw_if_aborted(op.rank);
+    return false;
+  }
+  if (op.error) std::rethrow_exception(op.error);
+  return true;
+}
+
+void Fabric::check_alive(int rank) {
+  Lock lock(mutex_);
+  throw_if_aborted(rank);
+}
+
+void Fabric::release(Operation& op) {
+  if (op.done.load(std::memory_order_acquire)) return;
+  if (op.kind != OpKind::send && op.kind != OpKind::recv) {
+    // The other members will write into this rank's buffers: wait for them, as
+    // std::future's destructor does for std::async.
+    try {
+      wait(op, std::chrono::steady_clock::now() + options_.timeout, /*watchdog=*/true);
+    } catch (...) {  // the run is ending; its report has the reason
+    }
+    return;
+  }
+  Lock lock(mutex_);
+  if (verdict_ != RunStatus::ok || op.done.load(std::memory_order_relaxed)) return;
+  if (op.kind == OpKind::send) {
+    // Nobody will wait for this send: keep its payload, since the buffer may go away.
+    const auto bytes = op.send_data.as_bytes();
+    op.eager_copy.assign(bytes.begin(), bytes.end());
+    op.send_data.data = op.eager_copy.data();
+    return;
+  }
+  // A receive nobody waits for can only write into a dead buffer: cancel it, and let the
+  // trace show it as never completed.
+  auto& receives = mailboxes_[static_cast<std::size_t>(op.rank)].receives;
+  std::erase_if(receives, [&](const auto& r) { return r.get() == &op; });
+  record(op, OpStatus::pending);
+}
+
+void Fabric::throw_if_aborted(int rank) const {
+  if (verdict_ == RunStatus::ok) return;
+  if (verdict_ == RunStatus::deadlock) {
+    throw DeadlockError(fmt::format("rank {}: {}", rank, summary_));
+  }
+  throw PeerAbortedError(fmt::format("rank {}: cancelled: {}", rank, summary_));
+}
+
+void Fabric::abort(RunStatus status, int root_rank, std::exception_ptr cause, std::string summary,
+                   std::string details) {
+  verdict_ = status;
+  root_rank_ = root_rank;
+  root_cause_ = std::move(cause);
+  summary_ = std::move(summary);
+  details_ = std::move(details);
+  for (auto& slot : ranks_) {
+    if (slot->state == RankState::blocked) {
+      slot->state = RankState::running;
+      --blocked_;
+    }
+    if (slot->waiting_on != nullptr) slot->wakeup.notify_one();
+  }
+}
+
+void Fabric::rank_finished(int rank) {
+  Lock lock(mutex_);
+  ranks_[static_cast<std::size_t>(rank)]->state = RankState::finished;
+  --live_;
+  check_for_deadlock();
+}
+
+void Fabric::rank_failed(int rank, std::exception_ptr error) {
+  Lock lock(mutex_);
+  RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
+  me.state = RankState::failed;
+  me.error = detail::describe_exception(error);
+  --live_;
+  if (verdict_ != RunStatus::ok) return;  // a consequence of the verdict, not its cause
+  bool mismatch = false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const MismatchError&) {
+    mismatch = true;
+  } catch (...) {
+  }
+  if (mismatch) {
+    abort(RunStatus::mismatch, mismatch_culprit_ >= 0 ? mismatch_culprit_ : rank, error,
+          fmt::format("collective mismatch detected by rank {}", rank), me.error);
+  } else {
+    abort(RunStatus::rank_failed, rank, error, fmt::format("rank {} failed: {}", rank, me.error),
+          failure_details(rank));
+  }
+}
+
+void Fabric::check_for_deadlock() {
+  if (verdict_ != RunStatus::ok || live_ == 0 || blocked_ != live_) return;
+  const detail::WaitGraph graph = build_wait_graph();
+  std::string details = deadlock_details(graph, /*watchdog_rank=*/-1);
+  abort(RunStatus::deadlock, -1, nullptr, deadlock_summary(graph), std::move(details));
+}
+
+void Fabric::declare_watchdog(int rank, const Operation& op) {
+  const detail::WaitGraph graph = build_wait_graph();
+  std::string summary = fmt::format("watchdog: rank {} waited more than {} ms in {}", rank,
+                                    options_.timeout.count(), describe_pending(op));
+  std::string details = deadlock_details(graph, rank);
+  auto cause = std::make_exception_ptr(TimeoutError(summary));
+  abort(RunStatus::deadlock, rank, cause, std::move(summary), std::move(details));
+}
+
+}  // namespace ranklab
+
+namespace ranklab {
+
+void Fabric::record(const Operation& op, OpStatus status) {
+  TraceEvent e;
+  e.rank = op.rank;
+  e.rank_seq = op.rank_seq;
+  e.op = op.kind;
+  e.status = status;
+  e.group = op.group->id();
+  e.lamport = op.lamport;
+  const Group& g = *op.group;
+  const bool completed = status == OpStatus::completed;
+  if (op.kind == OpKind::send) {
+    e.peer = g.global_rank(op.peer);
+    e.tag = op.tag;
+    e.dtype = op.send_data.dtype;
+    e.count = op.send_data.count;
+    e.msg = op.msg;
+  } else if (op.kind == OpKind::recv) {
+    // A completed receive shows what it matched; a pending one what it asked for.
+    const bool any = !completed && op.peer == kAnySource;
+    e.peer = completed ? g.global_rank(op.status.source) : any ? kNoRank : g.global_rank(op.peer);
+    e.tag = completed ? op.status.tag : op.tag;
+    e.dtype = op.recv_data.dtype;
+    e.count = completed ? op.status.count : op.recv_data.count;
+    e.msg = completed ? op.msg : MessageId{};
+  } else {
+    e.dtype = op.signature.dtype;
+    e.count = op.signature.count;
+    e.coll_seq = op.coll_seq;
+    e.root = op.signature.root == kNoRank ? kNoRank : g.global_rank(op.signature.root);
+    e.has_reduce_op = op.signature.has_reduce_op;
+    e.reduce_op = op.signature.reduce_op;
+  }
+  e.bytes = e.count * size_of(e.dtype);
+  e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || op.kind != OpKind::recv);
+  e.hash = e.has_hash ? op.hash : 0;
+  ranks_[static_cast<std::size_t>(op.rank)]->recent.push(e);
+  if (options_.trace_sink) options_.trace_sink->record(e);
+}
+
+}  // namespace ranklab

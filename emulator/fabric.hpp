@@ -1,0 +1,127 @@
+// The in-memory fabric: point-to-point matching, native collectives, and the bookkeeping
+// that lets it decide, exactly, when a run is deadlocked.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/mutex.hpp>
+
+#include "emulator/detail/fabric_state.hpp"
+#include "emulator/detail/operation.hpp"
+#include "emulator/options.hpp"
+#include "emulator/report.hpp"
+#include "emulator/request.hpp"
+
+namespace ranklab {
+
+
+/// Shared by every rank of one run. All state is guarded by one fiber mutex, so the
+/// deadlock check (every live rank blocked) is exact with any number of OS threads.
+class Fabric {
+ public:
+  explicit Fabric(const ClusterOptions& options);
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  const ClusterOptions& options() const { return options_; }
+  int world_size() const { return options_.world_size; }
+  const Group& world() const { return *groups_.front(); }
+  const Group& group(std::string_view kind, std::span<const int> global_ranks);
+
+  // Posting. `rank` is the caller's global rank.
+  Request isend(int rank, const Group& group, ConstBuffer data, int dst, int tag);
+  Request irecv(int rank, const Group& group, MutableBuffer data, int src, int tag);
+  Request icollective(int rank, const Group& group, const CollectiveArgs& args);
+
+  // Completion, called through Request.
+  /// Waits until `op` completes or `deadline`; false on a voluntary timeout (`watchdog`
+  /// false), otherwise throws as Request::wait documents.
+  bool wait(detail::Operation& op, std::chrono::steady_clock::time_point deadline,
+            bool watchdog);
+  bool test(detail::Operation& op);
+  /// A Request handle is going away: make the operation independent of the caller's
+  /// buffers (buffer a rendezvous send, cancel a receive, wait for a collective).
+  void release(detail::Operation& op);
+  /// Throws if the run has been aborted (deadlock, failure); called by yield().
+  void check_alive(int rank);
+
+  // Lifecycle, called by the cluster from each rank's fiber.
+  void rank_finished(int rank);
+  void rank_failed(int rank, std::exception_ptr error);
+
+  /// After every rank has ended: records pending operations, closes the trace, and
+  /// returns the report.
+  RunReport finish();
+
+ private:
+  using RankState = detail::RankState;
+  using RankSlot = detail::RankSlot;
+  using Mailbox = detail::Mailbox;
+  using CollectiveSlot = detail::CollectiveSlot;
+  using GroupState = detail::GroupState;
+
+  using Lock = std::unique_lock<boost::fibers::mutex>;
+
+  std::shared_ptr<detail::Operation> new_operation(int rank, OpKind kind, const Group& group);
+  void match_or_queue_send(const std::shared_ptr<detail::Operation>& send);
+  void match_or_queue_recv(const std::shared_ptr<detail::Operation>& recv);
+  void deliver(detail::Operation& send, detail::Operation& recv);
+  std::string describe_pair_mismatch(const detail::Operation& send, const detail::Operation& recv,
+                                     std::string_view reason) const;
+  void join_collective(const std::shared_ptr<detail::Operation>& op);
+  void finish_collective(CollectiveSlot& slot);
+  /// Throws MismatchError with every member's call if `op` disagrees with the others.
+  void check_signatures(const CollectiveSlot& slot, const detail::Operation& op);
+
+  void complete(detail::Operation& op);
+  void record(const detail::Operation& op, OpStatus status);
+  void throw_if_aborted(int rank) const;
+  void abort(RunStatus status, int root_rank, std::exception_ptr cause, std::string summary,
+             std::string details);
+  void check_for_deadlock();
+  void declare_watchdog(int rank, const detail::Operation& op);
+
+  // Deadlock analysis (fabric_report.cpp).
+  detail::WaitGraph build_wait_graph() const;
+  std::string describe_pending(const detail::Operation& op) const;
+  std::string deadlock_summary(const detail::WaitGraph& graph) const;
+  std::string deadlock_details(const detail::WaitGraph& graph, int watchdog_rank) const;
+  std::string culprit_lines(const detail::WaitGraph& graph) const;
+  std::string failure_details(int root_rank) const;
+  std::string recent_events(int rank) const;
+  std::vector<const detail::Operation*> pending_operations() const;
+  TraceHeader trace_header() const;
+
+  ClusterOptions options_;
+  bool tracing_;
+  mutable boost::fibers::mutex mutex_;
+
+  std::vector<std::unique_ptr<Group>> groups_;  // groups_[id]; [0] is world
+  std::unordered_map<std::string, const Group*> groups_by_name_;
+  std::vector<std::unique_ptr<GroupState>> group_states_;  // by group id
+
+  std::vector<std::unique_ptr<RankSlot>> ranks_;
+  std::vector<Mailbox> mailboxes_;  // by destination global rank
+  int live_ = 0;
+  int blocked_ = 0;
+
+  // The verdict: set once, by whoever first sees the run end abnormally.
+  RunStatus verdict_ = RunStatus::ok;
+  int root_rank_ = -1;
+  std::exception_ptr root_cause_;
+  std::string summary_;
+  std::string details_;
+  int mismatch_culprit_ = -1;  // the first rank whose call differed, set with MismatchError
+};
+
+}  // namespace ranklab

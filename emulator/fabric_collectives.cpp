@@ -1,0 +1,117 @@
+// Native collectives: a rendezvous on the group's k-th collective slot. Every member posts
+// its signature and buffers; a member whose signature disagrees fails the run at once; the
+// last to arrive executes the collective and releases everyone.
+#include <algorithm>
+#include <map>
+
+#include "emulator/detail/collective_exec.hpp"
+#include "emulator/errors.hpp"
+#include "emulator/fabric.hpp"
+#include "traces/hash.hpp"
+
+namespace ranklab {
+
+using detail::Operation;
+
+Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& args) {
+  const int me = group.group_rank(rank);
+  RANKLAB_CHECK(me >= 0, "rank {}: {} on group {}, which it is not a member of", rank,
+                to_string(args.op), group.name());
+  const CollectiveSignature signature = make_signature(args, group.size(), me);
+  const std::uint64_t hash = tracing_ ? payload_hash(args.input.as_bytes()) : 0;
+  Lock lock(mutex_);
+  throw_if_aborted(rank);
+  auto op = new_operation(rank, args.op, group);
+  op->coll = args;
+  op->signature = signature;
+  op->hash = hash;
+  auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
+  if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
+  op->coll_seq = next[group.id()]++;
+  join_collective(op);
+  return Request(this, std::move(op));
+}
+
+void Fabric::join_collective(const std::shared_ptr<Operation>& op) {
+  const Group& group = *op->group;
+  auto& slots = group_states_[group.id()]->slots;
+  CollectiveSlot& slot = slots[op->coll_seq];
+  if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(group.size()));
+  slot.members[static_cast<std::size_t>(group.group_rank(op->rank))] = op;
+  ++slot.arrived;
+  check_signatures(slot, *op);
+  if (slot.arrived == group.size()) {
+    finish_collective(slot);
+    slots.erase(op->coll_seq);
+  }
+}
+
+namespace {
+
+// The signature most members posted (ties: the lowest group rank's), against which the
+// others are judged.
+const CollectiveSignature& reference_signature(const detail::CollectiveSlot& slot) {
+  std::vector<std::pair<const CollectiveSignature*, int>> votes;
+  for (const auto& m : slot.members) {
+    if (!m) continue;
+    auto it = std::find_if(votes.begin(), votes.end(),
+                           [&](const auto& v) { return *v.first == m->signature; });
+    if (it == votes.end()) {
+      votes.emplace_back(&m->signature, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  auto best = std::max_element(votes.begin(), votes.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  return *best->first;
+}
+
+}  // namespace
+
+void Fabric::check_signatures(const CollectiveSlot& slot, const Operation& op) {
+  if (slot.arrived < 2) return;
+  const CollectiveSignature& reference = reference_signature(slot);
+  bool all_agree = true;
+  for (const auto& m : slot.members) all_agree = all_agree && (!m || m->signature == reference);
+  if (all_agree) return;
+
+  const Group& group = *op.group;
+  std::string table = fmt::format(
+      "collective mismatch in {} collective #{}: the members' calls differ\n"
+      "  {:>10}  {:>11}  {:<8}  {}\n",
+      group.name(), op.coll_seq, "group rank", "global rank", "op #", "call");
+  int culprit = -1;
+  for (int i = 0; i < group.size(); ++i) {
+    const auto& m = slot.members[static_cast<std::size_t>(i)];
+    const int global = group.global_rank(i);
+    if (!m) {
+      table += fmt::format("  {:>10}  {:>11}  {:<8}  (not called yet)\n", i, global, "-");
+      continue;
+    }
+    const bool differs = !(m->signature == reference);
+    if (differs && culprit < 0) culprit = global;
+    table += fmt::format("  {:>10}  {:>11}  {:<8}  {}{}\n", i, global, m->rank_seq,
+                         describe(m->signature), differs ? "   <-- differs" : "");
+  }
+  table += fmt::format("first rank that differs: {}", culprit);
+  mismatch_culprit_ = culprit;
+  throw MismatchError(table);
+}
+
+void Fabric::finish_collective(CollectiveSlot& slot) {
+  const CollectiveSignature& sig = slot.members.front()->signature;
+  detail::execute_collective(sig, slot.members);
+  std::uint64_t clock = 0;
+  for (const auto& m : slot.members) {
+    clock = std::max(clock, ranks_[static_cast<std::size_t>(m->rank)]->lamport);
+  }
+  ++clock;
+  for (const auto& m : slot.members) {
+    ranks_[static_cast<std::size_t>(m->rank)]->lamport = clock;
+    m->lamport = clock;
+    complete(*m);
+  }
+}
+
+}  // namespace ranklab

@@ -1,0 +1,100 @@
+#include "emulator/options.hpp"
+
+#include <charconv>
+#include <cstdlib>
+
+#include "emulator/errors.hpp"
+
+namespace ranklab {
+namespace {
+
+// Parses a whole unsigned decimal number; `what` names the field in the error.
+std::uint64_t parse_number(std::string_view text, std::string_view what, std::string_view whole) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
+    throw UsageError(fmt::format("invalid {} '{}' in '{}': expected a non-negative integer", what,
+                                 text, whole));
+  }
+  return value;
+}
+
+}  // namespace
+
+SchedulePolicy SchedulePolicy::parse(std::string_view text) {
+  SchedulePolicy policy;
+  if (text == "rank-order") return policy;
+  const auto colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  std::string_view rest = colon == std::string_view::npos ? "" : text.substr(colon + 1);
+  if (name == "random" && !rest.empty()) {
+    policy.kind = Kind::random;
+    policy.seed = parse_number(rest, "seed", text);
+    return policy;
+  }
+  if (name == "pct" && !rest.empty()) {
+    policy.kind = Kind::pct;
+    const auto second = rest.find(':');
+    policy.seed = parse_number(rest.substr(0, second), "seed", text);
+    if (second != std::string_view::npos) {
+      const auto depth = parse_number(rest.substr(second + 1), "depth", text);
+      if (depth < 1 || depth > 1000) {
+        throw UsageError(fmt::format("invalid depth in '{}': expected 1..1000", text));
+      }
+      policy.depth = static_cast<int>(depth);
+    }
+    return policy;
+  }
+  throw UsageError(fmt::format(
+      "unknown scheduling policy '{}': expected rank-order, random:SEED or pct:SEED[:DEPTH]", text));
+}
+
+std::string SchedulePolicy::to_string() const {
+  switch (kind) {
+    case Kind::rank_order: return "rank-order";
+    case Kind::random: return fmt::format("random:{}", seed);
+    case Kind::pct: return fmt::format("pct:{}:{}", seed, depth);
+  }
+  return "rank-order";
+}
+
+SendMode SendMode::parse(std::string_view text) {
+  SendMode mode;
+  if (text == "rendezvous") return mode;
+  if (text == "eager") {
+    mode.kind = Kind::eager;
+    return mode;
+  }
+  constexpr std::string_view kPrefix = "eager<=";
+  if (text.starts_with(kPrefix)) {
+    mode.kind = Kind::eager_upto;
+    mode.eager_limit = parse_number(text.substr(kPrefix.size()), "byte limit", text);
+    return mode;
+  }
+  throw UsageError(fmt::format(
+      "unknown send mode '{}': expected rendezvous, eager or eager<=BYTES", text));
+}
+
+std::string SendMode::to_string() const {
+  switch (kind) {
+    case Kind::rendezvous: return "rendezvous";
+    case Kind::eager: return "eager";
+    case Kind::eager_upto: return fmt::format("eager<={}", eager_limit);
+  }
+  return "rendezvous";
+}
+
+ClusterOptions ClusterOptions::from_env() {
+  ClusterOptions options;
+  if (const char* v = std::getenv("RANKLAB_THREADS")) {
+    options.threads = static_cast<int>(parse_number(v, "RANKLAB_THREADS", v));
+  }
+  if (const char* v = std::getenv("RANKLAB_TIMEOUT_MS")) {
+    options.timeout = std::chrono::milliseconds(parse_number(v, "RANKLAB_TIMEOUT_MS", v));
+  }
+  if (const char* v = std::getenv("RANKLAB_POLICY")) options.policy = SchedulePolicy::parse(v);
+  if (const char* v = std::getenv("RANKLAB_SEND_MODE")) options.send_mode = SendMode::parse(v);
+  return options;
+}
+
+}  // namespace ranklab

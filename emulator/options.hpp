@@ -1,0 +1,73 @@
+// How a cluster runs: world size, scheduling policy, threads, send mode, timeout, trace.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/sink.hpp"
+
+namespace ranklab {
+
+/// Which ready rank runs next on a worker thread.
+struct SchedulePolicy {
+  enum class Kind : std::uint8_t {
+    rank_order,  ///< FIFO round-robin, starting in rank order (the default)
+    random,      ///< a uniformly random ready rank, from a seeded generator
+    pct,         ///< probabilistic concurrency testing: random priorities, DEPTH-1 change points
+  };
+  Kind kind = Kind::rank_order;
+  std::uint64_t seed = 0;
+  int depth = 3;  ///< pct only: the bug depth the schedule targets
+
+  /// Parses `rank-order`, `random:SEED`, `pct:SEED[:DEPTH]`; throws UsageError otherwise.
+  static SchedulePolicy parse(std::string_view text);
+  /// The text form that `parse` accepts back.
+  std::string to_string() const;
+};
+
+/// When a send completes.
+struct SendMode {
+  enum class Kind : std::uint8_t {
+    rendezvous,  ///< only once a matching receive is posted (NCCL, large MPI messages)
+    eager,       ///< at once: the payload is buffered
+    eager_upto,  ///< eager up to `eager_limit` bytes, rendezvous above
+  };
+  Kind kind = Kind::rendezvous;
+  std::size_t eager_limit = 0;
+
+  /// Parses `rendezvous`, `eager`, `eager<=BYTES`; throws UsageError otherwise.
+  static SendMode parse(std::string_view text);
+  std::string to_string() const;
+  /// Whether a message of `bytes` is buffered at the sender.
+  bool buffers(std::size_t bytes) const {
+    return kind == Kind::eager || (kind == Kind::eager_upto && bytes <= eager_limit);
+  }
+};
+
+/// Options of one cluster run (an aggregate: use designated initializers).
+struct ClusterOptions {
+  int world_size = 8;
+  SchedulePolicy policy;
+  int threads = 1;  ///< OS threads; ranks are pinned round-robin to them
+  SendMode send_mode;
+  /// Watchdog: a blocking wait that lasts longer fails the run with TimeoutError.
+  std::chrono::milliseconds timeout{60'000};
+  /// Stack of each rank's fiber. Eigen may place up to 128 KiB of temporaries on it.
+  std::size_t stack_size = 256 * 1024;
+  /// Where every operation is recorded; null records nothing and costs nothing.
+  std::shared_ptr<TraceSink> trace_sink;
+  /// Extra entries for the trace header's `config` (program, arguments, seed, ...).
+  nlohmann::json trace_config = nlohmann::json::object();
+
+  /// Defaults overridden by RANKLAB_THREADS, RANKLAB_TIMEOUT_MS, RANKLAB_POLICY,
+  /// RANKLAB_SEND_MODE (the one place those variables are read).
+  static ClusterOptions from_env();
+};
+
+}  // namespace ranklab

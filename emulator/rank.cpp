@@ -1,0 +1,79 @@
+#include "emulator/rank.hpp"
+
+#include <boost/fiber/operations.hpp>
+
+#include "emulator/errors.hpp"
+#include "emulator/fabric.hpp"
+#include "emulator/scheduler.hpp"
+
+namespace ranklab {
+
+RankContext::RankContext(Fabric& fabric, int rank) : fabric_(fabric), rank_(rank) {}
+
+int RankContext::world_size() const { return fabric_.world_size(); }
+const Group& RankContext::world() const { return fabric_.world(); }
+const ClusterOptions& RankContext::options() const { return fabric_.options(); }
+
+const Group& RankContext::new_group(std::string_view kind, std::span<const int> global_ranks) {
+  return fabric_.group(kind, global_ranks);
+}
+
+Request RankContext::isend(const Group& group, ConstBuffer data, int dst, int tag) {
+  return fabric_.isend(rank_, group, data, dst, tag);
+}
+
+Request RankContext::irecv(const Group& group, MutableBuffer data, int src, int tag) {
+  return fabric_.irecv(rank_, group, data, src, tag);
+}
+
+void RankContext::send(const Group& group, ConstBuffer data, int dst, int tag) {
+  isend(group, data, dst, tag).wait();
+}
+
+RecvStatus RankContext::recv(const Group& group, MutableBuffer data, int src, int tag) {
+  Request request = irecv(group, data, src, tag);
+  request.wait();
+  return request.status();
+}
+
+Request RankContext::icollective(const Group& group, const CollectiveArgs& args) {
+  return fabric_.icollective(rank_, group, args);
+}
+
+void RankContext::collective(const Group& group, const CollectiveArgs& args) {
+  icollective(group, args).wait();
+}
+
+void RankContext::barrier(const Group& group) {
+  collective(group, CollectiveArgs{.op = OpKind::barrier});
+}
+
+void RankContext::all_reduce(const Group& group, MutableBuffer data, ReduceOp op) {
+  collective(group,
+             CollectiveArgs{.op = OpKind::all_reduce, .reduce_op = op, .input = data, .output = data});
+}
+
+void RankContext::yield() {
+  fabric_.check_alive(rank_);
+  boost::this_fiber::properties<RankProperties>().yielding = true;
+  boost::this_fiber::yield();
+}
+
+namespace this_rank {
+
+RankContext& context() {
+  RankContext* ctx = nullptr;
+  try {
+    ctx = boost::this_fiber::properties<RankProperties>().context;
+  } catch (...) {
+  }
+  RANKLAB_CHECK(ctx != nullptr, "this_rank: called outside a rank of a running cluster");
+  return *ctx;
+}
+
+int rank() { return context().rank(); }
+int world_size() { return context().world_size(); }
+void yield() { context().yield(); }
+
+}  // namespace this_rank
+}  // namespace ranklab

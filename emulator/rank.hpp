@@ -1,0 +1,68 @@
+// What a rank program sees of the virtual cluster: its rank, groups, and the fabric's
+// point-to-point and native collective operations. Rank programs normally use the
+// Communicator (collectives/), which is built on this.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "emulator/buffer.hpp"
+#include "emulator/collective_args.hpp"
+#include "emulator/group.hpp"
+#include "emulator/request.hpp"
+
+namespace ranklab {
+
+class Fabric;
+struct ClusterOptions;
+
+/// One rank's handle on the cluster, valid for the duration of its rank function. Every
+/// blocking call may throw DeadlockError, PeerAbortedError, MismatchError or TimeoutError;
+/// letting them propagate out of the rank function is the right thing to do.
+class RankContext {
+ public:
+  RankContext(Fabric& fabric, int rank);
+
+  int rank() const { return rank_; }
+  int world_size() const;
+  const Group& world() const;
+  const ClusterOptions& options() const;
+
+  /// The group of `kind` over `global_ranks` (in that order), named `kind[r0,r1,...]`.
+  /// Local and deterministic: every member asking for the same kind and ranks gets the
+  /// same group, with no communication. The calling rank need not be a member.
+  const Group& new_group(std::string_view kind, std::span<const int> global_ranks);
+
+  /// Sends `data` to group rank `dst`. Completes per the cluster's send mode.
+  Request isend(const Group& group, ConstBuffer data, int dst, int tag);
+  /// Receives into `data` from group rank `src` (or kAnySource) with `tag` (or kAnyTag).
+  Request irecv(const Group& group, MutableBuffer data, int src, int tag);
+  void send(const Group& group, ConstBuffer data, int dst, int tag);
+  RecvStatus recv(const Group& group, MutableBuffer data, int src, int tag);
+
+  /// Posts this rank's part of the group's next collective (the fabric's native,
+  /// rendezvous implementation): signatures are checked, reduction runs in ascending
+  /// group rank, and every member is released together.
+  Request icollective(const Group& group, const CollectiveArgs& args);
+  void collective(const Group& group, const CollectiveArgs& args);
+
+  void barrier(const Group& group);
+  void all_reduce(const Group& group, MutableBuffer data, ReduceOp op);
+
+  /// Lets other ranks run. A rank that polls with test() must yield between polls.
+  void yield();
+
+ private:
+  Fabric& fabric_;
+  int rank_;
+};
+
+/// The calling fiber's rank, like this_fiber / this_actor. Only valid inside a rank.
+namespace this_rank {
+RankContext& context();
+int rank();
+int world_size();
+void yield();
+}  // namespace this_rank
+
+}  // namespace ranklab

@@ -1,0 +1,43 @@
+#include "emulator/request.hpp"
+
+#include "emulator/errors.hpp"
+#include "emulator/fabric.hpp"
+
+namespace ranklab {
+
+Request::~Request() {
+  if (op_ && !op_->done.load(std::memory_order_acquire)) fabric_->release(*op_);
+}
+
+Request& Request::operator=(Request&& other) noexcept {
+  if (this != &other) {
+    if (op_ && !op_->done.load(std::memory_order_acquire)) fabric_->release(*op_);
+    fabric_ = other.fabric_;
+    op_ = std::move(other.op_);
+  }
+  return *this;
+}
+
+void Request::wait() {
+  RANKLAB_CHECK(valid(), "wait() on an empty Request");
+  fabric_->wait(*op_, std::chrono::steady_clock::now() + fabric_->options().timeout,
+                /*watchdog=*/true);
+}
+
+bool Request::wait_for(std::chrono::milliseconds timeout) {
+  RANKLAB_CHECK(valid(), "wait_for() on an empty Request");
+  return fabric_->wait(*op_, std::chrono::steady_clock::now() + timeout, /*watchdog=*/false);
+}
+
+bool Request::test() {
+  RANKLAB_CHECK(valid(), "test() on an empty Request");
+  return fabric_->test(*op_);
+}
+
+RecvStatus Request::status() const {
+  RANKLAB_CHECK(valid() && op_->done.load(std::memory_order_acquire),
+                "status() of a Request that has not completed");
+  return op_->status;
+}
+
+}  // namespace ranklab

@@ -1,0 +1,126 @@
+#include "emulator/scheduler.hpp"
+
+#include <algorithm>
+
+#include <boost/fiber/context.hpp>
+
+namespace ranklab {
+namespace {
+
+thread_local int launching_rank = -1;
+
+// PCT needs an estimate of the run's length to place its change points; a few hundred
+// scheduling steps per rank covers the scenarios and the seed's training step.
+constexpr std::uint64_t kPctStepsPerRank = 256;
+
+}  // namespace
+
+void RankScheduler::set_launching_rank(int rank) { launching_rank = rank; }
+
+RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index)
+    : policy_(policy), random_(policy.seed * 0x100000001b3ULL + static_cast<std::uint64_t>(thread_index)) {
+  if (policy_.kind != SchedulePolicy::Kind::pct) return;
+  // Distinct initial priorities d .. d+n-1 in a random order (Fisher-Yates).
+  const auto n = static_cast<std::size_t>(world_size);
+  priority_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) priority_[i] = policy_.depth + static_cast<std::int64_t>(i);
+  for (std::size_t i = n; i > 1; --i) std::swap(priority_[i - 1], priority_[random_.below(i)]);
+  const std::uint64_t horizon = kPctStepsPerRank * std::max<std::uint64_t>(n, 1);
+  for (int i = 1; i < policy_.depth; ++i) change_points_.push_back(1 + random_.below(horizon));
+  std::sort(change_points_.begin(), change_points_.end());
+  lowest_ = policy_.depth - 1;
+}
+
+RankProperties::RankProperties(boost::fibers::context* ctx)
+    : fiber_properties(ctx), rank(launching_rank) {}
+
+void RankScheduler::awakened(boost::fibers::context* ctx, RankProperties& props) noexcept {
+  if (props.rank < 0) {
+    system_.push_back(ctx);
+    return;
+  }
+  switch (policy_.kind) {
+    case SchedulePolicy::Kind::rank_order:
+      fifo_.push_back(ctx);
+      break;
+    case SchedulePolicy::Kind::random:
+      pool_.push_back(ctx);
+      break;
+    case SchedulePolicy::Kind::pct:
+      if (props.yielding) lower_priority(props.rank);
+      by_priority_.emplace(priority_[static_cast<std::size_t>(props.rank)], ctx);
+      break;
+  }
+  props.yielding = false;
+}
+
+void RankScheduler::lower_priority(int rank) noexcept {
+  priority_[static_cast<std::size_t>(rank)] = lowest_--;
+}
+
+boost::fibers::context* RankScheduler::pick_next() noexcept {
+  if (!system_.empty()) {
+    auto* ctx = system_.front();
+    system_.pop_front();
+    return ctx;
+  }
+  return pick_rank();
+}
+
+boost::fibers::context* RankScheduler::pick_rank() noexcept {
+  boost::fibers::context* ctx = nullptr;
+  switch (policy_.kind) {
+    case SchedulePolicy::Kind::rank_order:
+      if (fifo_.empty()) return nullptr;
+      ctx = fifo_.front();
+      fifo_.pop_front();
+      return ctx;
+    case SchedulePolicy::Kind::random: {
+      if (pool_.empty()) return nullptr;
+      const std::size_t i = random_.below(pool_.size());
+      ctx = pool_[i];
+      pool_[i] = pool_.back();
+      pool_.pop_back();
+      return ctx;
+    }
+    case SchedulePolicy::Kind::pct: {
+      if (by_priority_.empty()) return nullptr;
+      auto highest = std::prev(by_priority_.end());
+      ctx = highest->second;
+      by_priority_.erase(highest);
+      ++steps_;
+      // At a change point the chosen rank drops below every other: it runs now, but
+      // after its next block or yield it is the last to be picked.
+      while (!change_points_.empty() && change_points_.front() <= steps_) {
+        change_points_.erase(change_points_.begin());
+        lower_priority(properties(ctx).rank);
+      }
+      return ctx;
+    }
+  }
+  return nullptr;
+}
+
+bool RankScheduler::has_ready_fibers() const noexcept {
+  return !system_.empty() || !fifo_.empty() || !pool_.empty() || !by_priority_.empty();
+}
+
+void RankScheduler::suspend_until(std::chrono::steady_clock::time_point const& until) noexcept {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (until == std::chrono::steady_clock::time_point::max()) {
+    wakeup_.wait(lock, [this] { return notified_; });
+  } else {
+    wakeup_.wait_until(lock, until, [this] { return notified_; });
+  }
+  notified_ = false;
+}
+
+void RankScheduler::notify() noexcept {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    notified_ = true;
+  }
+  wakeup_.notify_all();
+}
+
+}  // namespace ranklab

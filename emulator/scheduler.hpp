@@ -1,0 +1,75 @@
+// The Boost.Fiber scheduling algorithm of one worker thread. Its state belongs to the
+// cluster run that created it (no process-wide statics, unlike Boost's work_stealing), so
+// runs are reproducible and several clusters can coexist in one process.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/properties.hpp>
+
+#include "emulator/options.hpp"
+#include "emulator/random.hpp"
+
+namespace ranklab {
+
+class RankContext;
+
+/// Per-fiber data: which rank a fiber runs (-1 for Boost's main and dispatcher fibers).
+class RankProperties : public boost::fibers::fiber_properties {
+ public:
+  /// Boost creates the properties when the fiber is first scheduled, inside its
+  /// constructor: the rank is the one the worker thread is launching at that moment.
+  explicit RankProperties(boost::fibers::context* ctx);
+
+  int rank;
+  RankContext* context = nullptr;  ///< set by the rank's fiber when it starts
+  bool yielding = false;           ///< set by RankContext::yield for the next wake-up
+};
+
+/// Picks the next ready rank per SchedulePolicy:
+/// - rank-order: FIFO, ranks start in rank order;
+/// - random:SEED: a uniformly random ready rank;
+/// - pct:SEED:D: PCT (Burckhardt et al., ASPLOS 2010): distinct random priorities, the
+///   highest ready one runs; at D-1 random steps the running rank drops below all others.
+///   A yielding rank also drops, so polling loops cannot starve the others.
+/// Boost's own fibers (main, dispatcher) always run first: they only do bookkeeping.
+class RankScheduler : public boost::fibers::algo::algorithm_with_properties<RankProperties> {
+ public:
+  RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index);
+
+  void awakened(boost::fibers::context* ctx, RankProperties& props) noexcept override;
+  boost::fibers::context* pick_next() noexcept override;
+  bool has_ready_fibers() const noexcept override;
+  void suspend_until(std::chrono::steady_clock::time_point const& until) noexcept override;
+  void notify() noexcept override;
+
+  /// The rank whose fiber the worker thread creates next (RankProperties reads it).
+  static void set_launching_rank(int rank);
+
+ private:
+  boost::fibers::context* pick_rank() noexcept;
+  void lower_priority(int rank) noexcept;
+
+  SchedulePolicy policy_;
+  SplitMix64 random_;
+  std::deque<boost::fibers::context*> system_;   // Boost's own fibers
+  std::deque<boost::fibers::context*> fifo_;     // rank-order
+  std::vector<boost::fibers::context*> pool_;    // random
+  std::map<std::int64_t, boost::fibers::context*> by_priority_;  // pct
+  std::vector<std::int64_t> priority_;           // pct, by rank
+  std::vector<std::uint64_t> change_points_;     // pct, sorted step numbers
+  std::uint64_t steps_ = 0;
+  std::int64_t lowest_ = 0;                      // pct: next priority below all others
+
+  std::mutex mutex_;
+  std::condition_variable wakeup_;
+  bool notified_ = false;
+};
+
+}  // namespace ranklab

@@ -1,0 +1,49 @@
+#include "emulator/stack_arena.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "emulator/errors.hpp"
+
+namespace ranklab {
+namespace {
+
+// Guard pages split the mapping, one extra kernel mapping per stack.
+constexpr std::size_t kMaxGuardedStacks = 16'384;
+
+}  // namespace
+
+StackArena::StackArena(std::size_t count, std::size_t stack_size) : count_(count) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const bool guarded = count <= kMaxGuardedStacks;
+  guard_size_ = guarded ? page : 0;
+  slot_size_ = (stack_size + page - 1) / page * page + guard_size_;
+  bytes_ = slot_size_ * count_;
+  void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    throw UsageError(fmt::format("cannot reserve {} fiber stacks of {} bytes: {}", count,
+                                 stack_size, std::strerror(errno)));
+  }
+  base_ = static_cast<std::byte*>(p);
+  if (guarded) {
+    for (std::size_t i = 0; i < count_; ++i) ::mprotect(base_ + i * slot_size_, page, PROT_NONE);
+  }
+}
+
+StackArena::~StackArena() {
+  if (base_ != nullptr) ::munmap(base_, bytes_);
+}
+
+boost::context::stack_context StackArena::Allocator::allocate() {
+  boost::context::stack_context sctx;
+  // Stacks grow down: the usable top is the end of the slot.
+  sctx.size = arena_->slot_size_ - arena_->guard_size_;
+  sctx.sp = arena_->base_ + (index_ + 1) * arena_->slot_size_;
+  return sctx;
+}
+
+}  // namespace ranklab

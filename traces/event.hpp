@@ -1,0 +1,83 @@
+// One operation of one rank, as trace format v1 records it (traces/FORMAT.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/types.hpp"
+
+namespace ranklab {
+
+inline constexpr int kNoRank = -1;  ///< `peer` or `root` of an operation that has none
+inline constexpr std::int64_t kNoCollective = -1;  ///< `coll_seq` of a point-to-point op
+
+/// A message id shared by a send and the receive that matched it: the sender's rank
+/// and the sender's `rank_seq` of that send. It depends only on the program, never on
+/// the schedule, so traces of one program compare equal across policies.
+struct MessageId {
+  int sender = kNoRank;
+  std::uint64_t sender_seq = 0;
+
+  bool valid() const { return sender != kNoRank; }
+  friend bool operator==(const MessageId&, const MessageId&) = default;
+};
+
+/// One operation of one rank. Point-to-point ops carry `peer` (global rank) and `msg`;
+/// collectives carry `coll_seq` (the group's collective index) and, where it applies,
+/// `root` (global rank) and `reduce_op`.
+struct TraceEvent {
+  int rank = 0;                 ///< global rank that issued the operation
+  std::uint64_t rank_seq = 0;   ///< the rank's own operation counter, from 0
+  OpKind op = OpKind::send;
+  OpStatus status = OpStatus::completed;
+  std::uint32_t group = 0;      ///< index into TraceHeader::groups
+  int peer = kNoRank;           ///< global rank of the other side (matched source for recv)
+  int tag = 0;
+  DataType dtype = DataType::u8;
+  std::uint64_t count = 0;      ///< elements
+  std::uint64_t bytes = 0;
+  std::uint64_t hash = 0;       ///< xxHash64 of the payload (see FORMAT.md for which)
+  bool has_hash = false;
+  std::int64_t coll_seq = kNoCollective;
+  int root = kNoRank;
+  bool has_reduce_op = false;
+  ReduceOp reduce_op = ReduceOp::sum;
+  MessageId msg;
+  std::uint64_t lamport = 0;
+
+  friend bool operator==(const TraceEvent&, const TraceEvent&) = default;
+};
+
+/// A communication group as the trace names it (`world`, `tp[0,1]`).
+struct TraceGroup {
+  std::string name;
+  std::vector<int> ranks;  ///< global ranks in group-rank order
+
+  friend bool operator==(const TraceGroup&, const TraceGroup&) = default;
+};
+
+/// The first line of a trace file.
+struct TraceHeader {
+  static constexpr const char* kFormat = "ranklab-trace";
+  static constexpr const char* kVersion = "1.0";
+
+  std::string version = kVersion;
+  int world_size = 0;
+  std::vector<TraceGroup> groups;  ///< groups[0] is always `world`
+  nlohmann::json config = nlohmann::json::object();  ///< policy, seed, send mode, threads, ...
+
+  friend bool operator==(const TraceHeader&, const TraceHeader&) = default;
+};
+
+/// A whole trace in memory: header plus every rank's events in `rank_seq` order.
+struct Trace {
+  TraceHeader header;
+  std::vector<std::vector<TraceEvent>> ranks;  ///< ranks[r] = rank r's events
+
+  friend bool operator==(const Trace&, const Trace&) = default;
+};
+
+}  // namespace ranklab

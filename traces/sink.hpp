@@ -1,0 +1,58 @@
+// Where the fabric's trace events go. The sink belongs to the cluster that writes into
+// it (no singletons); a cluster with no sink records nothing and pays nothing.
+#pragma once
+
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include "traces/event.hpp"
+
+namespace ranklab {
+
+/// Receives every operation of a run. `record` may be called from several OS threads,
+/// but never concurrently: the fabric serialises calls under its own lock.
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+
+  /// One operation, completed or (at the end of a failed run) still pending.
+  virtual void record(const TraceEvent& event) = 0;
+
+  /// The run ended; `header` lists every group the run created. Called exactly once.
+  virtual void finish(const TraceHeader& header) = 0;
+};
+
+/// Keeps the whole trace in memory, each rank's events in `rank_seq` order.
+class MemorySink : public TraceSink {
+ public:
+  void record(const TraceEvent& event) override;
+  void finish(const TraceHeader& header) override;
+
+  /// The trace after `finish`.
+  const Trace& trace() const { return trace_; }
+
+ private:
+  std::mutex mutex_;
+  Trace trace_;
+};
+
+/// Writes trace format v1 (JSON Lines) to a file when the run finishes. Events are
+/// written rank by rank in `rank_seq` order, so the file depends on the program and the
+/// policy only, never on which OS thread completed what first.
+class JsonlFileSink : public TraceSink {
+ public:
+  explicit JsonlFileSink(std::filesystem::path path);
+
+  void record(const TraceEvent& event) override;
+  /// Writes the file; throws TraceError naming the path if it cannot.
+  void finish(const TraceHeader& header) override;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  MemorySink events_;
+};
+
+}  // namespace ranklab
