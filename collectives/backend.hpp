@@ -1,0 +1,49 @@
+// What a Communicator needs from the machinery underneath: the emulator's fabric today,
+// MPI later. Model code never sees this interface, so it runs unchanged on either.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "collectives/work.hpp"
+#include "emulator/buffer.hpp"
+#include "emulator/collective_args.hpp"
+
+namespace ranklab {
+
+/// One process group as seen by one of its members (or by a non-member, whose rank() is
+/// -1 and which may only ask for size and names). Ranks are group ranks unless named global.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual int rank() const = 0;  ///< group rank of the caller, -1 if not a member
+  virtual int size() const = 0;
+  virtual int global_rank(int group_rank) const = 0;
+  virtual int global_size() const = 0;  ///< size of the world
+  virtual const std::string& name() const = 0;
+
+  virtual Work isend(ConstBuffer data, int dst, int tag) = 0;
+  virtual Work irecv(MutableBuffer data, int src, int tag) = 0;
+
+  /// The backend's own one-step implementation of a collective (the fabric's rendezvous;
+  /// MPI's own collective), with signature checks across members.
+  virtual Work native_collective(const CollectiveArgs& args) = 0;
+
+  /// The group of `kind` over `global_ranks` (in order), as the caller sees it.
+  virtual std::shared_ptr<Backend> new_group(std::string_view kind,
+                                             std::span<const int> global_ranks) = 0;
+
+  /// Lets other ranks run (polling loops must call it).
+  virtual void yield() = 0;
+};
+
+class RankContext;
+class Group;
+
+/// The backend of the emulator: a group of the fabric, used by the rank `context`.
+std::shared_ptr<Backend> make_emulator_backend(RankContext& context, const Group& group);
+
+}  // namespace ranklab

@@ -1,0 +1,131 @@
+#include "collectives/communicator.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "collectives/algorithms/algorithm.hpp"
+#include "emulator/errors.hpp"
+#include "emulator/rank.hpp"
+
+namespace ranklab {
+
+Communicator::Communicator(RankContext& context, Algorithm algorithm)
+    : Communicator(make_emulator_backend(context, context.world()), algorithm) {}
+
+Communicator::Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm)
+    : backend_(std::move(backend)), algorithm_(algorithm) {
+  RANKLAB_CHECK(algorithm_ != Algorithm::automatic,
+                "a communicator's default algorithm must be a concrete one");
+}
+
+void Communicator::require_member(std::string_view call) const {
+  RANKLAB_CHECK(is_member(), "{} on group {}, which the caller is not a member of", call, name());
+}
+
+Communicator Communicator::new_group(std::span<const int> global_ranks, std::string_view kind) {
+  return Communicator(backend_->new_group(kind, global_ranks), algorithm_);
+}
+
+Communicator Communicator::split(int color, int key) {
+  require_member("split");
+  // Everyone learns everyone's (color, key) with one all_gather, then builds its group.
+  const std::int64_t mine[2] = {color, key};
+  std::vector<std::int64_t> all(2 * static_cast<std::size_t>(size()));
+  all_gather(ConstBuffer{mine, 2, DataType::i64}, as_mutable_buffer(std::span(all)),
+             {.algorithm = Algorithm::direct});
+  std::vector<std::pair<std::int64_t, int>> members;  // (key, group rank)
+  for (int r = 0; r < size(); ++r) {
+    if (all[2 * static_cast<std::size_t>(r)] == color) {
+      members.emplace_back(all[2 * static_cast<std::size_t>(r) + 1], r);
+    }
+  }
+  std::sort(members.begin(), members.end());
+  std::vector<int> ranks;
+  for (const auto& [k, r] : members) ranks.push_back(global_rank(r));
+  return new_group(ranks, fmt::format("{}.split{}", name(), color));
+}
+
+Work Communicator::isend(ConstBuffer data, int dst, int tag) {
+  require_member("send");
+  return backend_->isend(data, dst, tag);
+}
+
+Work Communicator::irecv(MutableBuffer data, int src, int tag) {
+  require_member("recv");
+  return backend_->irecv(data, src, tag);
+}
+
+RecvStatus Communicator::recv(MutableBuffer data, int src, int tag) {
+  Work work = irecv(data, src, tag);
+  work.wait();
+  return work.status();
+}
+
+Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested) {
+  require_member(to_string(args.op));
+  // Shape checks for every algorithm, with the same messages as the native path.
+  (void)make_signature(args, size(), rank());
+  const Algorithm algorithm = requested == Algorithm::automatic ? algorithm_ : requested;
+  if (algorithm == Algorithm::direct || size() == 1) return backend_->native_collective(args);
+  run_p2p_algorithm(*this, algorithm, args);
+  return Work();
+}
+
+Work Communicator::ibarrier(const BarrierOptions& options) {
+  return run_collective({.op = OpKind::barrier}, options.algorithm);
+}
+
+Work Communicator::iall_reduce(MutableBuffer data, const AllReduceOptions& options) {
+  return run_collective(
+      {.op = OpKind::all_reduce, .reduce_op = options.op, .input = data, .output = data},
+      options.algorithm);
+}
+
+Work Communicator::ibroadcast(MutableBuffer data, const BroadcastOptions& options) {
+  return run_collective(
+      {.op = OpKind::broadcast, .root = options.root, .input = data, .output = data},
+      options.algorithm);
+}
+
+Work Communicator::ireduce(MutableBuffer data, const ReduceOptions& options) {
+  return run_collective({.op = OpKind::reduce,
+                         .reduce_op = options.op,
+                         .root = options.root,
+                         .input = data,
+                         .output = data},
+                        options.algorithm);
+}
+
+Work Communicator::iall_gather(ConstBuffer input, MutableBuffer output,
+                               const AllGatherOptions& options) {
+  return run_collective({.op = OpKind::all_gather, .input = input, .output = output},
+                        options.algorithm);
+}
+
+Work Communicator::ireduce_scatter(ConstBuffer input, MutableBuffer output,
+                                   const ReduceScatterOptions& options) {
+  return run_collective(
+      {.op = OpKind::reduce_scatter, .reduce_op = options.op, .input = input, .output = output},
+      options.algorithm);
+}
+
+Work Communicator::igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options) {
+  return run_collective(
+      {.op = OpKind::gather, .root = options.root, .input = input, .output = output},
+      options.algorithm);
+}
+
+Work Communicator::iscatter(ConstBuffer input, MutableBuffer output,
+                            const ScatterOptions& options) {
+  return run_collective(
+      {.op = OpKind::scatter, .root = options.root, .input = input, .output = output},
+      options.algorithm);
+}
+
+Work Communicator::iall_to_all(ConstBuffer input, MutableBuffer output,
+                               const AllToAllOptions& options) {
+  return run_collective({.op = OpKind::all_to_all, .input = input, .output = output},
+                        options.algorithm);
+}
+
+}  // namespace ranklab

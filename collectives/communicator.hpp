@@ -1,0 +1,136 @@
+// The communicator API that rank programs are written against: torch.distributed / c10d
+// in C++. A Communicator is one process group as seen by one member; ranks are group
+// ranks. Every call goes through one funnel (NCCL's ncclEnqueueCheck idea) that checks
+// arguments, picks the algorithm, and runs it on the backend.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/backend.hpp"
+#include "collectives/options.hpp"
+#include "collectives/work.hpp"
+#include "emulator/buffer.hpp"
+
+namespace ranklab {
+
+class RankContext;
+
+/// Every blocking call may throw DeadlockError, PeerAbortedError, MismatchError,
+/// TimeoutError (the run is ending; let them propagate) or UsageError (bad arguments).
+class Communicator {
+ public:
+  /// The world of the emulator rank `context`; `algorithm` is the default for every
+  /// collective whose options say `automatic` (and for groups made from this one).
+  explicit Communicator(RankContext& context, Algorithm algorithm = Algorithm::direct);
+  Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm);
+
+  int rank() const { return backend_->rank(); }  ///< -1 if the caller is not a member
+  int size() const { return backend_->size(); }
+  bool is_member() const { return rank() >= 0; }
+  const std::string& name() const { return backend_->name(); }
+  int global_rank(int group_rank) const { return backend_->global_rank(group_rank); }
+  Algorithm default_algorithm() const { return algorithm_; }
+
+  /// The group of `kind` over `global_ranks`, named `kind[r0,...]`, like torch's new_group.
+  /// Every rank may call it; a non-member gets a Communicator with rank() == -1.
+  Communicator new_group(std::span<const int> global_ranks, std::string_view kind = "group");
+  /// MPI_Comm_split: members with the same `color` form a group ordered by (`key`, rank).
+  /// Collective over this communicator.
+  Communicator split(int color, int key);
+
+  // Point-to-point. Untyped core, then typed conveniences.
+  Work isend(ConstBuffer data, int dst, int tag = 0);
+  Work irecv(MutableBuffer data, int src, int tag = 0);
+  void send(ConstBuffer data, int dst, int tag = 0) { isend(data, dst, tag).wait(); }
+  RecvStatus recv(MutableBuffer data, int src, int tag = 0);
+
+  template <typename T>
+  void send(std::span<const T> data, int dst, int tag = 0) { send(as_buffer(data), dst, tag); }
+  template <typename T>
+  RecvStatus recv(std::span<T> data, int src, int tag = 0) {
+    return recv(as_mutable_buffer(data), src, tag);
+  }
+  template <typename T>
+  Work isend(std::span<const T> data, int dst, int tag = 0) { return isend(as_buffer(data), dst, tag); }
+  template <typename T>
+  Work irecv(std::span<T> data, int src, int tag = 0) {
+    return irecv(as_mutable_buffer(data), src, tag);
+  }
+
+  // Collectives: the i-prefixed forms return a Work; the plain forms wait for it.
+  Work ibarrier(const BarrierOptions& options = {});
+  Work iall_reduce(MutableBuffer data, const AllReduceOptions& options = {});
+  Work ibroadcast(MutableBuffer data, const BroadcastOptions& options = {});
+  Work ireduce(MutableBuffer data, const ReduceOptions& options = {});
+  Work iall_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {});
+  Work ireduce_scatter(ConstBuffer input, MutableBuffer output,
+                       const ReduceScatterOptions& options = {});
+  Work igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {});
+  Work iscatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {});
+  Work iall_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {});
+
+  void barrier(const BarrierOptions& options = {}) { ibarrier(options).wait(); }
+  void all_reduce(MutableBuffer data, const AllReduceOptions& options = {}) {
+    iall_reduce(data, options).wait();
+  }
+  void broadcast(MutableBuffer data, const BroadcastOptions& options = {}) {
+    ibroadcast(data, options).wait();
+  }
+  void reduce(MutableBuffer data, const ReduceOptions& options = {}) {
+    ireduce(data, options).wait();
+  }
+  void all_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {}) {
+    iall_gather(input, output, options).wait();
+  }
+  void reduce_scatter(ConstBuffer input, MutableBuffer output,
+                      const ReduceScatterOptions& options = {}) {
+    ireduce_scatter(input, output, options).wait();
+  }
+  void gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {}) {
+    igather(input, output, options).wait();
+  }
+  void scatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {}) {
+    iscatter(input, output, options).wait();
+  }
+  void all_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {}) {
+    iall_to_all(input, output, options).wait();
+  }
+
+  template <typename T>
+  void all_reduce(std::span<T> data, const AllReduceOptions& options = {}) {
+    all_reduce(as_mutable_buffer(data), options);
+  }
+  template <typename T>
+  void broadcast(std::span<T> data, const BroadcastOptions& options = {}) {
+    broadcast(as_mutable_buffer(data), options);
+  }
+  template <typename T>
+  void all_gather(std::span<const T> input, std::span<T> output,
+                  const AllGatherOptions& options = {}) {
+    all_gather(as_buffer(input), as_mutable_buffer(output), options);
+  }
+  template <typename T>
+  void reduce_scatter(std::span<const T> input, std::span<T> output,
+                      const ReduceScatterOptions& options = {}) {
+    reduce_scatter(as_buffer(input), as_mutable_buffer(output), options);
+  }
+
+  /// Lets other ranks run; call it between test() polls.
+  void yield() { backend_->yield(); }
+
+  Backend& backend() { return *backend_; }
+
+ private:
+  /// The funnel: every collective comes through here.
+  Work run_collective(const CollectiveArgs& args, Algorithm requested);
+  void require_member(std::string_view call) const;
+
+  std::shared_ptr<Backend> backend_;
+  Algorithm algorithm_;
+};
+
+}  // namespace ranklab

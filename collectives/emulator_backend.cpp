@@ -1,0 +1,70 @@
+// The Backend over the emulator's fabric.
+#include <memory>
+
+#include "collectives/backend.hpp"
+#include "emulator/errors.hpp"
+#include "emulator/rank.hpp"
+
+namespace ranklab {
+namespace {
+
+class RequestWork final : public detail::WorkImpl {
+ public:
+  explicit RequestWork(Request request) : request_(std::move(request)) {}
+  void wait() override { request_.wait(); }
+  bool wait_for(std::chrono::milliseconds timeout) override { return request_.wait_for(timeout); }
+  bool test() override { return request_.test(); }
+  RecvStatus status() const override { return request_.status(); }
+
+ private:
+  Request request_;
+};
+
+class EmulatorBackend final : public Backend {
+ public:
+  EmulatorBackend(RankContext& context, const Group& group)
+      : context_(context), group_(group), rank_(group.group_rank(context.rank())) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return group_.size(); }
+  int global_rank(int group_rank) const override {
+    RANKLAB_CHECK(group_rank >= 0 && group_rank < group_.size(),
+                  "rank {} is outside group {} of {} ranks", group_rank, group_.name(),
+                  group_.size());
+    return group_.global_rank(group_rank);
+  }
+  int global_size() const override { return context_.world_size(); }
+  const std::string& name() const override { return group_.name(); }
+
+  Work isend(ConstBuffer data, int dst, int tag) override {
+    return Work::from_request(context_.isend(group_, data, dst, tag));
+  }
+  Work irecv(MutableBuffer data, int src, int tag) override {
+    return Work::from_request(context_.irecv(group_, data, src, tag));
+  }
+  Work native_collective(const CollectiveArgs& args) override {
+    return Work::from_request(context_.icollective(group_, args));
+  }
+  std::shared_ptr<Backend> new_group(std::string_view kind,
+                                     std::span<const int> global_ranks) override {
+    return std::make_shared<EmulatorBackend>(context_, context_.new_group(kind, global_ranks));
+  }
+  void yield() override { context_.yield(); }
+
+ private:
+  RankContext& context_;
+  const Group& group_;
+  int rank_;
+};
+
+}  // namespace
+
+Work Work::from_request(Request request) {
+  return Work(std::make_unique<RequestWork>(std::move(request)));
+}
+
+std::shared_ptr<Backend> make_emulator_backend(RankContext& context, const Group& group) {
+  return std::make_shared<EmulatorBackend>(context, group);
+}
+
+}  // namespace ranklab
