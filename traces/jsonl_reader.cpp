@@ -1,0 +1,371 @@
+// Trace format v1 reader: validates every line and reports the first problem as
+// `name:line: reason` (traces/FORMAT.md lists what a valid line is). Lines are parsed with
+// nlohmann::json; reading is not on the emulator's hot path, so robustness wins over speed.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <initializer_list>
+#include <istream>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "traces/detail/json_fields.hpp"
+#include "traces/error.hpp"
+#include "traces/jsonl.hpp"
+
+namespace ranklab {
+namespace {
+
+using detail::as_array;
+using detail::as_enum;
+using detail::as_integer;
+using detail::as_object;
+using detail::as_rank;
+using detail::as_string;
+using detail::as_unsigned;
+using detail::describe;
+using detail::fail;
+using detail::find_field;
+using detail::parse_digits;
+using detail::require_field;
+using nlohmann::json;
+
+constexpr std::uint64_t kSupportedMajor = 1;
+constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 48;  // 256 Ti elements
+constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 20;
+
+bool takes_root(OpKind op) {
+  return op == OpKind::broadcast || op == OpKind::reduce || op == OpKind::gather ||
+         op == OpKind::scatter;
+}
+
+bool takes_reduce_op(OpKind op) {
+  return op == OpKind::all_reduce || op == OpKind::reduce || op == OpKind::reduce_scatter;
+}
+
+// ---- header -----------------------------------------------------------------------------
+
+/// Accepts "1.MINOR" for any MINOR: minor versions only add fields, which are ignored.
+void check_version(std::string_view version) {
+  const std::size_t dot = version.find('.');
+  std::optional<std::uint64_t> major;
+  std::optional<std::uint64_t> minor;
+  if (dot != std::string_view::npos) {
+    major = parse_digits(version.substr(0, dot), 10);
+    minor = parse_digits(version.substr(dot + 1), 10);
+  }
+  if (!major || !minor) fail("malformed version '{}' (expected \"MAJOR.MINOR\")", version);
+  if (*major != kSupportedMajor) {
+    fail("unsupported trace version {} (this reader supports {}.x)", version, kSupportedMajor);
+  }
+}
+
+int parse_world_size(const json& value) {
+  const std::int64_t world = as_integer(value, "world_size");
+  if (world < 1 || world > kMaxWorldSize) {
+    fail("world_size {} out of range [1, {}]", world, kMaxWorldSize);
+  }
+  return static_cast<int>(world);
+}
+
+TraceGroup parse_group(const json& value, int world_size) {
+  if (!value.is_object()) fail("each entry of 'groups' must be an object, got {}", describe(value));
+  TraceGroup group;
+  group.name = as_string(require_field(value, "name"), "name");
+  if (group.name.empty()) fail("group names must not be empty");
+  std::unordered_set<std::int64_t> seen;
+  for (const json& entry : as_array(require_field(value, "ranks"), "ranks")) {
+    const std::int64_t rank = as_integer(entry, "ranks");
+    if (rank < 0 || rank >= world_size) {
+      fail("group '{}' lists rank {}, out of range [0, {})", group.name, rank, world_size);
+    }
+    if (!seen.insert(rank).second) fail("group '{}' lists rank {} twice", group.name, rank);
+    group.ranks.push_back(static_cast<int>(rank));
+  }
+  if (group.ranks.empty()) fail("group '{}' has no ranks", group.name);
+  return group;
+}
+
+std::vector<TraceGroup> parse_groups(const json& value, int world_size) {
+  std::vector<TraceGroup> groups;
+  std::unordered_set<std::string> names;
+  for (const json& entry : as_array(value, "groups")) {
+    groups.push_back(parse_group(entry, world_size));
+    if (!names.insert(groups.back().name).second) {
+      fail("duplicate group name '{}'", groups.back().name);
+    }
+  }
+  std::vector<int> all_ranks(static_cast<std::size_t>(world_size));
+  std::iota(all_ranks.begin(), all_ranks.end(), 0);
+  if (groups.empty() || groups[0].name != "world" || groups[0].ranks != all_ranks) {
+    fail("the first group must be 'world' with ranks 0..{} in order", world_size - 1);
+  }
+  return groups;
+}
+
+TraceHeader parse_header(const json& line) {
+  if (!line.is_object()) {
+    fail("not a ranklab trace header (expected a JSON object, got {})", describe(line));
+  }
+  const json* format = find_field(line, "format");
+  if (format == nullptr) fail("not a ranklab trace header (no 'format' field)");
+  const std::string& format_name = as_string(*format, "format");
+  if (format_name != TraceHeader::kFormat) {
+    fail("not a ranklab trace (format '{}', expected '{}')", format_name, TraceHeader::kFormat);
+  }
+  TraceHeader header;
+  header.version = as_string(require_field(line, "version"), "version");
+  check_version(header.version);
+  header.world_size = parse_world_size(require_field(line, "world_size"));
+  header.groups = parse_groups(require_field(line, "groups"), header.world_size);
+  header.config = as_object(require_field(line, "config"), "config");
+  return header;
+}
+
+// ---- events -----------------------------------------------------------------------------
+
+void reject_fields(const json& line, OpKind op, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    if (find_field(line, key) != nullptr) {
+      fail("field '{}' does not apply to {}", key, to_string(op));
+    }
+  }
+}
+
+std::uint64_t parse_hash(const json& value) {
+  const std::string& text = as_string(value, "hash");
+  const auto hash = text.size() == 16 ? parse_digits(text, 16) : std::nullopt;
+  if (!hash) fail("malformed hash '{}' (expected 16 hex digits)", text);
+  return *hash;
+}
+
+/// Turns event lines into TraceEvents, checking them against the header.
+class EventParser {
+ public:
+  explicit EventParser(const TraceHeader& header) : header_(header) {
+    for (std::uint32_t g = 0; g < header.groups.size(); ++g) {
+      group_index_.emplace(header.groups[g].name, g);
+      std::vector<int> members = header.groups[g].ranks;
+      std::sort(members.begin(), members.end());
+      sorted_members_.push_back(std::move(members));
+    }
+  }
+
+  TraceEvent parse(const json& line) const {
+    if (!line.is_object()) fail("event must be a JSON object, got {}", describe(line));
+    TraceEvent event;
+    event.rank = as_rank(require_field(line, "rank"), "rank", header_.world_size);
+    event.rank_seq = as_unsigned(require_field(line, "rank_seq"), "rank_seq");
+    event.op = as_enum(require_field(line, "op"), "op", parse_op_kind);
+    if (const json* status = find_field(line, "status")) {
+      event.status = as_enum(*status, "status", parse_op_status);
+    }
+    event.group = parse_group_name(require_field(line, "group"), event.rank);
+    parse_payload(line, event);
+    if (is_point_to_point(event.op)) {
+      parse_point_to_point(line, event);
+    } else {
+      parse_collective(line, event);
+    }
+    event.lamport = as_unsigned(require_field(line, "lamport"), "lamport");
+    return event;
+  }
+
+ private:
+  void check_member(const char* key, int rank, std::uint32_t group) const {
+    const std::vector<int>& members = sorted_members_[group];
+    if (!std::binary_search(members.begin(), members.end(), rank)) {
+      fail("{} {} is not a member of group '{}'", key, rank, header_.groups[group].name);
+    }
+  }
+
+  /// A global rank that belongs to the event's group (`peer`, `root`).
+  int parse_member(const json& value, const char* key, std::uint32_t group) const {
+    const int rank = as_rank(value, key, header_.world_size);
+    check_member(key, rank, group);
+    return rank;
+  }
+
+  std::uint32_t parse_group_name(const json& value, int rank) const {
+    const std::string& name = as_string(value, "group");
+    const auto it = group_index_.find(name);
+    if (it == group_index_.end()) fail("unknown group '{}'", name);
+    check_member("rank", rank, it->second);
+    return it->second;
+  }
+
+  static void parse_payload(const json& line, TraceEvent& event) {
+    event.dtype = as_enum(require_field(line, "dtype"), "dtype", parse_data_type);
+    event.count = as_unsigned(require_field(line, "count"), "count");
+    event.bytes = as_unsigned(require_field(line, "bytes"), "bytes");
+    if (event.count > kMaxCount) fail("count {} exceeds the limit of 2^48 elements", event.count);
+    if (event.bytes != event.count * size_of(event.dtype)) {
+      fail("bytes {} != count {} * {} (size of {})", event.bytes, event.count, size_of(event.dtype),
+           to_string(event.dtype));
+    }
+    if (const json* hash = find_field(line, "hash")) {
+      event.hash = parse_hash(*hash);
+      event.has_hash = true;
+    }
+  }
+
+  void parse_point_to_point(const json& line, TraceEvent& event) const {
+    reject_fields(line, event.op, {"coll_seq", "root", "reduce_op"});
+    if (const json* peer = find_field(line, "peer")) {
+      event.peer = parse_member(*peer, "peer", event.group);
+    } else if (event.op != OpKind::recv || event.status != OpStatus::pending) {
+      // Only a receive from any source that never matched has no peer.
+      fail("missing required field 'peer'");
+    }
+    const std::int64_t tag = as_integer(require_field(line, "tag"), "tag");
+    if (tag < INT_MIN || tag > INT_MAX) fail("field 'tag' is out of range, got {}", tag);
+    event.tag = static_cast<int>(tag);
+    if (const json* msg = find_field(line, "msg")) event.msg = parse_msg(*msg);
+  }
+
+  void parse_collective(const json& line, TraceEvent& event) const {
+    reject_fields(line, event.op, {"peer", "tag", "msg"});
+    const std::uint64_t coll_seq = as_unsigned(require_field(line, "coll_seq"), "coll_seq");
+    if (coll_seq > static_cast<std::uint64_t>(INT64_MAX)) {
+      fail("field 'coll_seq' is out of range, got {}", coll_seq);
+    }
+    event.coll_seq = static_cast<std::int64_t>(coll_seq);
+    if (takes_root(event.op)) {
+      event.root = parse_member(require_field(line, "root"), "root", event.group);
+    } else {
+      reject_fields(line, event.op, {"root"});
+    }
+    if (takes_reduce_op(event.op)) {
+      event.has_reduce_op = true;
+      event.reduce_op = as_enum(require_field(line, "reduce_op"), "reduce_op", parse_reduce_op);
+    } else {
+      reject_fields(line, event.op, {"reduce_op"});
+    }
+  }
+
+  MessageId parse_msg(const json& value) const {
+    const std::string_view text = as_string(value, "msg");
+    const std::size_t colon = text.find(':');
+    std::optional<std::uint64_t> sender;
+    std::optional<std::uint64_t> seq;
+    if (colon != std::string_view::npos) {
+      sender = parse_digits(text.substr(0, colon), 10);
+      seq = parse_digits(text.substr(colon + 1), 10);
+    }
+    if (!sender || !seq) fail("malformed msg '{}' (expected \"SENDER:SEQ\")", text);
+    if (*sender >= static_cast<std::uint64_t>(header_.world_size)) {
+      fail("msg sender {} out of range [0, {})", *sender, header_.world_size);
+    }
+    return MessageId{static_cast<int>(*sender), *seq};
+  }
+
+  const TraceHeader& header_;
+  std::unordered_map<std::string, std::uint32_t> group_index_;
+  std::vector<std::vector<int>> sorted_members_;  ///< per group, for membership checks
+};
+
+// ---- lines ------------------------------------------------------------------------------
+
+json parse_json(const std::string& text) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& error) {
+    // Drop nlohmann's "[json.exception...] parse error at line 1, " prefix: the line is ours.
+    std::string_view detail = error.what();
+    const std::size_t column = detail.find("column ");
+    if (column != std::string_view::npos) detail.remove_prefix(column);
+    fail("invalid JSON ({})", detail);
+  }
+}
+
+struct LocatedEvent {
+  TraceEvent event;
+  std::size_t line = 0;
+};
+
+/// Reads one stream line by line, remembering where it is for error messages.
+class JsonlParser {
+ public:
+  JsonlParser(std::istream& in, std::string_view name) : in_(in), name_(name) {}
+
+  Trace read() {
+    if (!next_line()) fail_at(1, "empty trace file (no header line)");
+    Trace trace;
+    trace.header = at_current_line([&] { return parse_header(parse_json(line_)); });
+    const EventParser parser(trace.header);
+    std::vector<std::vector<LocatedEvent>> by_rank(
+        static_cast<std::size_t>(trace.header.world_size));
+    while (next_line()) {
+      TraceEvent event = at_current_line([&] { return parser.parse(parse_json(line_)); });
+      by_rank[static_cast<std::size_t>(event.rank)].push_back({std::move(event), line_no_});
+    }
+    if (in_.bad()) fail_at(line_no_ + 1, "read error");
+    trace.ranks.resize(by_rank.size());
+    for (std::size_t rank = 0; rank < by_rank.size(); ++rank) {
+      trace.ranks[rank] = sorted_events(std::move(by_rank[rank]));
+    }
+    return trace;
+  }
+
+ private:
+  /// The next non-blank line into line_; false at the end of the stream.
+  bool next_line() {
+    while (std::getline(in_, line_)) {
+      ++line_no_;
+      if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+      if (line_.find_first_not_of(" \t") != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  template <typename Parse>
+  auto at_current_line(Parse&& parse) const -> decltype(parse()) {
+    try {
+      return parse();
+    } catch (const detail::LineError& error) {
+      fail_at(line_no_, error.what());
+    }
+  }
+
+  [[noreturn]] void fail_at(std::size_t line, std::string_view reason) const {
+    throw TraceError(fmt::format("{}:{}: {}", name_, line, reason));
+  }
+
+  /// One rank's events in rank_seq order; a repeated rank_seq names both lines.
+  std::vector<TraceEvent> sorted_events(std::vector<LocatedEvent> located) const {
+    std::stable_sort(located.begin(), located.end(), [](const auto& a, const auto& b) {
+      return a.event.rank_seq < b.event.rank_seq;
+    });
+    std::vector<TraceEvent> events;
+    events.reserve(located.size());
+    for (std::size_t i = 0; i < located.size(); ++i) {
+      if (i > 0 && located[i].event.rank_seq == located[i - 1].event.rank_seq) {
+        fail_at(located[i].line,
+                fmt::format("rank {} rank_seq {} repeats line {} (rank_seq must be strictly "
+                            "increasing per rank)",
+                            located[i].event.rank, located[i].event.rank_seq, located[i - 1].line));
+      }
+      events.push_back(std::move(located[i].event));
+    }
+    return events;
+  }
+
+  std::istream& in_;
+  std::string name_;
+  std::string line_;
+  std::size_t line_no_ = 0;
+};
+
+}  // namespace
+
+Trace read_trace(std::istream& in, std::string_view name) { return JsonlParser(in, name).read(); }
+
+}  // namespace ranklab

@@ -1,0 +1,56 @@
+#include "traces/sink.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "traces/error.hpp"
+#include "traces/jsonl.hpp"
+
+namespace ranklab {
+
+void MemorySink::record(const TraceEvent& event) {
+  if (event.rank < 0) {
+    throw UsageError(fmt::format("trace sink: event with negative rank {} (rank_seq {})",
+                                 event.rank, event.rank_seq));
+  }
+  const auto rank = static_cast<std::size_t>(event.rank);
+  std::lock_guard lock(mutex_);
+  if (trace_.ranks.size() <= rank) trace_.ranks.resize(rank + 1);
+  trace_.ranks[rank].push_back(event);
+}
+
+void MemorySink::finish(const TraceHeader& header) {
+  if (header.world_size < 0) {
+    throw UsageError(fmt::format("trace sink: negative world_size {}", header.world_size));
+  }
+  const auto world = static_cast<std::size_t>(header.world_size);
+  std::lock_guard lock(mutex_);
+  // Dropping events of ranks outside the world would hide a fabric bug; refuse instead.
+  for (std::size_t rank = world; rank < trace_.ranks.size(); ++rank) {
+    if (!trace_.ranks[rank].empty()) {
+      throw UsageError(
+          fmt::format("trace sink: rank {} recorded events but world_size is {}", rank, world));
+    }
+  }
+  trace_.header = header;
+  trace_.ranks.resize(world);
+  // Threads complete operations in any order; rank_seq is the order the program issued them.
+  for (auto& events : trace_.ranks) {
+    std::stable_sort(events.begin(), events.end(), [](const TraceEvent& a, const TraceEvent& b) {
+      return a.rank_seq < b.rank_seq;
+    });
+  }
+}
+
+JsonlFileSink::JsonlFileSink(std::filesystem::path path) : path_(std::move(path)) {}
+
+void JsonlFileSink::record(const TraceEvent& event) { events_.record(event); }
+
+void JsonlFileSink::finish(const TraceHeader& header) {
+  events_.finish(header);
+  write_trace_file(path_, events_.trace());
+}
+
+}  // namespace ranklab
