@@ -320,8 +320,13 @@ void Fabric::rank_failed(int rank, std::exception_ptr error) {
   } catch (...) {
   }
   if (mismatch) {
-    abort(RunStatus::mismatch, mismatch_culprit_ >= 0 ? mismatch_culprit_ : rank, error,
-          fmt::format("collective mismatch detected by rank {}", rank), me.error);
+    // The error's first line names the group and call; the culprit is the first rank whose
+    // call differed, which need not be the rank that noticed.
+    const int culprit = mismatch_culprit_ >= 0 ? mismatch_culprit_ : rank;
+    abort(RunStatus::mismatch, culprit, error,
+          fmt::format("{} (first rank that differs: {})", me.error.substr(0, me.error.find('\n')),
+                      culprit),
+          me.error);
   } else {
     abort(RunStatus::rank_failed, rank, error, fmt::format("rank {} failed: {}", rank, me.error),
           failure_details(rank));

@@ -39,6 +39,7 @@ struct Mailbox {
 struct CollectiveSlot {
   std::vector<std::shared_ptr<Operation>> members;  ///< by group rank; null until arrived
   int arrived = 0;
+  const Operation* first = nullptr;  ///< the first to arrive: every later one is checked against it
 };
 
 struct GroupState {

@@ -1,0 +1,76 @@
+#include "cli/cluster_flags.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "emulator/errors.hpp"
+
+namespace ranklab::cli {
+
+void add_cluster_flags(CLI::App& command, ClusterFlags& flags) {
+  command.add_option("--world", flags.world, "number of ranks (default: the program's own)");
+  command.add_option("--policy", flags.policy,
+                     "scheduling policy: rank-order, random:SEED, pct:SEED[:DEPTH]")
+      ->capture_default_str();
+  command.add_option("--threads", flags.threads, "OS threads running the rank fibers")
+      ->capture_default_str();
+  command.add_option("--send-mode", flags.send_mode, "rendezvous, eager, or eager<=BYTES")
+      ->capture_default_str();
+  command.add_option("--algo", flags.algorithm,
+                     "default collective algorithm: direct, ring, tree, recursive-doubling, "
+                     "halving-doubling, dissemination, pairwise")
+      ->capture_default_str();
+  command.add_option("--timeout-ms", flags.timeout_ms,
+                     "watchdog: the longest any rank may block")
+      ->capture_default_str();
+  command.add_option("--stack-kib", flags.stack_kib, "stack of each rank's fiber, in KiB")
+      ->capture_default_str();
+  command.add_option("--trace", flags.trace_path, "write the trace (JSON Lines) to this file");
+}
+
+ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
+  if (world_size < 1) throw UsageError(fmt::format("--world must be at least 1, got {}", world_size));
+  if (flags.threads < 1) {
+    throw UsageError(fmt::format("--threads must be at least 1, got {}", flags.threads));
+  }
+  if (flags.timeout_ms < 1) {
+    throw UsageError(fmt::format("--timeout-ms must be positive, got {}", flags.timeout_ms));
+  }
+  if (flags.stack_kib < 16) {
+    throw UsageError(fmt::format("--stack-kib must be at least 16, got {}", flags.stack_kib));
+  }
+  ClusterOptions options;
+  options.world_size = world_size;
+  options.policy = SchedulePolicy::parse(flags.policy);
+  options.threads = flags.threads;
+  options.send_mode = SendMode::parse(flags.send_mode);
+  options.timeout = std::chrono::milliseconds(flags.timeout_ms);
+  options.stack_size = flags.stack_kib * 1024;
+  return options;
+}
+
+Algorithm to_algorithm(const ClusterFlags& flags) {
+  const auto algorithm = parse_algorithm(flags.algorithm);
+  if (!algorithm || *algorithm == Algorithm::automatic) {
+    throw UsageError(fmt::format(
+        "unknown --algo '{}': expected direct, ring, tree, recursive-doubling, halving-doubling, "
+        "dissemination or pairwise",
+        flags.algorithm));
+  }
+  return *algorithm;
+}
+
+void configure_logging(const std::string& level) {
+  const auto parsed = spdlog::level::from_str(level);
+  if (parsed == spdlog::level::off && level != "off") {
+    throw UsageError(fmt::format(
+        "unknown --log-level '{}': expected trace, debug, info, warn, error, critical or off",
+        level));
+  }
+  auto logger = spdlog::stderr_color_mt("ranklab");
+  logger->set_level(parsed);
+  logger->set_pattern("[%l] %v");
+  spdlog::set_default_logger(std::move(logger));
+}
+
+}  // namespace ranklab::cli

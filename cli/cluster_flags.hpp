@@ -1,0 +1,38 @@
+// The command-line flags every cluster-running subcommand shares, and their translation
+// into ClusterOptions.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "collectives/options.hpp"
+#include "emulator/options.hpp"
+
+namespace ranklab::cli {
+
+struct ClusterFlags {
+  int world = 0;  ///< 0: the program's default
+  std::string policy = "rank-order";
+  int threads = 1;
+  std::string send_mode = "rendezvous";
+  std::string algorithm = "direct";
+  long timeout_ms = 60'000;
+  std::size_t stack_kib = 256;
+  std::string trace_path;  ///< empty: no trace
+};
+
+/// Adds --world --policy --threads --send-mode --algo --timeout-ms --stack-kib --trace.
+void add_cluster_flags(CLI::App& command, ClusterFlags& flags);
+
+/// ClusterOptions for `world_size` ranks; throws UsageError naming the bad flag. Opens no
+/// file: the trace sink is attached by the caller.
+ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size);
+
+/// The --algo value; throws UsageError listing the known names.
+Algorithm to_algorithm(const ClusterFlags& flags);
+
+/// Sets spdlog's level from --log-level; logs go to stderr, results to stdout.
+void configure_logging(const std::string& level);
+
+}  // namespace ranklab::cli

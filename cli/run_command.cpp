@@ -1,0 +1,84 @@
+#include "cli/run_command.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/scenarios.hpp"
+#include "emulator/cluster.hpp"
+#include "emulator/errors.hpp"
+
+namespace ranklab::cli {
+namespace {
+
+// Until the training step is the main job, `ranklab run` alone runs this scenario.
+constexpr std::string_view kMainScenario = "allreduce";
+constexpr std::string_view kMainTrace = "traces/main.jsonl";
+
+std::shared_ptr<JsonlFileSink> open_trace(const std::string& path) {
+  if (path.empty()) return nullptr;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  return std::make_shared<JsonlFileSink>(path);
+}
+
+// Prints the report as a user reads it: program output, then verdict, then details.
+int print_report(const RunReport& report, const ScenarioOutput& output, const std::string& trace) {
+  for (const auto& line : output.lines()) std::cout << line << "\n";
+  if (!report.ok()) std::cout << "\n" << report.details << "\n";
+  std::cout << "result: " << report.summary << "\n";
+  if (!trace.empty()) std::cout << "trace: " << trace << "\n";
+  return exit_code(report.status);
+}
+
+}  // namespace
+
+CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
+  CLI::App& run = *app.add_subcommand(
+      "run", "run a scenario on the virtual cluster (with no --scenario: the main job)");
+  run.add_option("--scenario", flags.scenario, "a built-in scenario (see `ranklab scenarios`)");
+  run.add_option("--count", flags.count, "elements per collective, for scenarios with a payload")
+      ->capture_default_str();
+  add_cluster_flags(run, flags.cluster);
+  return run;
+}
+
+int run_command(const RunFlags& input) {
+  RunFlags flags = input;
+  if (flags.scenario.empty()) {
+    flags.scenario = kMainScenario;
+    if (flags.cluster.trace_path.empty()) flags.cluster.trace_path = kMainTrace;
+  }
+  const Scenario& scenario = find_scenario(flags.scenario);
+  const int world = flags.cluster.world > 0 ? flags.cluster.world : scenario.default_world;
+  if (world < scenario.min_world) {
+    throw UsageError(fmt::format("scenario {} needs at least {} ranks, got --world {}",
+                                 scenario.name, scenario.min_world, world));
+  }
+  ClusterOptions options = to_cluster_options(flags.cluster, world);
+  const Algorithm algorithm = to_algorithm(flags.cluster);
+  auto sink = open_trace(flags.cluster.trace_path);
+  options.trace_sink = sink;
+  options.trace_config = {{"program", "scenario"},
+                          {"scenario", scenario.name},
+                          {"count", flags.count},
+                          {"algorithm", to_string(algorithm)}};
+
+  std::cout << fmt::format(
+      "scenario {}: world {}, policy {}, threads {}, send mode {}, algorithm {}\n", scenario.name,
+      world, options.policy.to_string(), options.threads, options.send_mode.to_string(),
+      to_string(algorithm));
+  spdlog::info("starting {} ranks", world);
+  ScenarioOutput output(world);
+  const ScenarioParams params{.count = flags.count};
+  Cluster cluster(options);
+  const RunReport report = cluster.run([&](RankContext& context) {
+    Communicator comm(context, algorithm);
+    scenario.body(comm, params, output);
+  });
+  spdlog::info("run ended: {}", to_string(report.status));
+  return print_report(report, output, flags.cluster.trace_path);
+}
+
+}  // namespace ranklab::cli

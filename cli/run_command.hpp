@@ -1,0 +1,22 @@
+// `ranklab run`: runs a scenario (or the main job) on a fresh cluster and reports.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cluster_flags.hpp"
+
+namespace ranklab::cli {
+
+struct RunFlags {
+  ClusterFlags cluster;
+  std::string scenario;  ///< empty: the main job
+  std::size_t count = 16;
+};
+
+/// Registers the subcommand; `flags` must outlive parsing.
+CLI::App& add_run_command(CLI::App& app, RunFlags& flags);
+
+/// Runs what `flags` name; returns the process exit code (DESIGN.md §7).
+int run_command(const RunFlags& flags);
+
+}  // namespace ranklab::cli

@@ -1,0 +1,144 @@
+#include "cli/scenarios.hpp"
+
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+
+#include "emulator/errors.hpp"
+
+namespace ranklab::cli {
+namespace {
+
+// ring: each rank isends its rank to the next and receives from the previous.
+void ring(Communicator& world, const ScenarioParams&, ScenarioOutput&) {
+  const int me = world.rank(), n = world.size();
+  const std::int64_t mine = me;
+  std::int64_t from_left = -1;
+  Work sent = world.isend(std::span(&mine, 1), (me + 1) % n, /*tag=*/0);
+  world.recv(std::span(&from_left, 1), (me + n - 1) % n, /*tag=*/0);
+  sent.wait();
+  if (from_left != (me + n - 1) % n) {
+    throw Error(fmt::format("rank {}: received {} from the left, expected {}", me, from_left,
+                            (me + n - 1) % n));
+  }
+}
+
+// allreduce: x[i] = 1000 * rank + i, summed: 1000 * n(n-1)/2 + n * i, exactly (int64).
+void allreduce(Communicator& world, const ScenarioParams& params, ScenarioOutput& out) {
+  const int me = world.rank();
+  const auto n = static_cast<std::int64_t>(world.size());
+  std::vector<std::int64_t> x(params.count);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1000 * me + static_cast<std::int64_t>(i);
+  world.all_reduce(std::span(x));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::int64_t expected = 1000 * n * (n - 1) / 2 + n * static_cast<std::int64_t>(i);
+    if (x[i] != expected) {
+      throw Error(fmt::format("rank {}: all_reduce element {} is {}, expected {}", me, i, x[i],
+                              expected));
+    }
+  }
+  world.barrier();
+  if (me == 0) {
+    out.say(me, fmt::format("all_reduce of {} x i64 over {} ranks matches the closed form",
+                            x.size(), n));
+  }
+}
+
+// send-send: ranks 0 and 1 both send before receiving. Rendezvous: deadlock. Eager: fine.
+void send_send(Communicator& world, const ScenarioParams&, ScenarioOutput&) {
+  const int me = world.rank();
+  if (me > 1) return;
+  const std::int32_t mine = me;
+  std::int32_t theirs = -1;
+  world.send(std::span(&mine, 1), 1 - me, /*tag=*/0);
+  world.recv(std::span(&theirs, 1), 1 - me, /*tag=*/0);
+}
+
+// missing-barrier: the last rank returns without entering the barrier.
+void missing_barrier(Communicator& world, const ScenarioParams&, ScenarioOutput&) {
+  if (world.rank() == world.size() - 1) return;
+  world.barrier();
+}
+
+// collective-mismatch: the last rank's all_reduce has one element more.
+void collective_mismatch(Communicator& world, const ScenarioParams& params, ScenarioOutput&) {
+  const bool odd_one = world.rank() == world.size() - 1;
+  std::vector<float> x(params.count + (odd_one ? 1 : 0), 1.0f);
+  world.all_reduce(std::span(x));
+}
+
+// crash: rank 3 (or the last, in smaller worlds) throws instead of joining the all_reduce.
+void crash(Communicator& world, const ScenarioParams& params, ScenarioOutput&) {
+  const int victim = std::min(3, world.size() - 1);
+  std::vector<float> x(params.count, 1.0f);
+  if (world.rank() == victim) {
+    throw std::runtime_error(fmt::format("rank {}: simulated failure during all_reduce", victim));
+  }
+  world.all_reduce(std::span(x));
+}
+
+// wildcard-race: rank 0 receives one message from every other rank from any source; which
+// arrives first depends on the schedule, and rank 0 reports the order it saw.
+void wildcard_race(Communicator& world, const ScenarioParams&, ScenarioOutput& out) {
+  const int me = world.rank();
+  if (me != 0) {
+    const std::int32_t mine = me;
+    world.send(std::span(&mine, 1), 0, /*tag=*/0);
+    return;
+  }
+  std::string order;
+  for (int i = 1; i < world.size(); ++i) {
+    std::int32_t value = -1;
+    const RecvStatus status = world.recv(std::span(&value, 1), kAnySource, /*tag=*/0);
+    order += (i > 1 ? " " : "") + std::to_string(status.source);
+  }
+  out.say(0, "rank 0 matched senders in order: " + order);
+}
+
+}  // namespace
+
+void ScenarioOutput::say(int rank, std::string line) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  lines_[static_cast<std::size_t>(rank)].push_back(std::move(line));
+}
+
+std::vector<std::string> ScenarioOutput::lines() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  for (const auto& rank_lines : lines_) out.insert(out.end(), rank_lines.begin(), rank_lines.end());
+  return out;
+}
+
+const std::vector<Scenario>& scenarios() {
+  static const std::vector<Scenario> all = {
+      {"ring", "each rank isends to the next and receives from the previous: passes", 4, 1, ring},
+      {"allreduce", "all_reduce of rank-dependent data, checked against its closed form: passes",
+       8, 1, allreduce},
+      {"send-send",
+       "ranks 0 and 1 both send before receiving: deadlock under rendezvous, passes under eager",
+       2, 2, send_send},
+      {"missing-barrier",
+       "the last rank returns without entering a barrier: deadlock naming it as finished", 4, 2,
+       missing_barrier},
+      {"collective-mismatch",
+       "the last rank's all_reduce has a different count: mismatch, both signatures shown", 4, 2,
+       collective_mismatch},
+      {"crash", "rank 3 throws instead of joining an all_reduce: rank failure, rank 3 the root cause",
+       4, 2, crash},
+      {"wildcard-race",
+       "receives from any source whose matches depend on the schedule: the trace shows which", 4,
+       2, wildcard_race},
+  };
+  return all;
+}
+
+const Scenario& find_scenario(std::string_view name) {
+  std::string known;
+  for (const auto& s : scenarios()) {
+    if (s.name == name) return s;
+    known += (known.empty() ? "" : ", ") + s.name;
+  }
+  throw UsageError(fmt::format("unknown scenario '{}' (known: {})", name, known));
+}
+
+}  // namespace ranklab::cli
