@@ -1,0 +1,13 @@
+#include "model/detail/fail.hpp"
+
+#include <fmt/format.h>
+
+#include "traces/error.hpp"
+
+namespace ranklab::detail {
+
+void fail(const std::filesystem::path& path, std::string_view reason) {
+  throw UsageError(fmt::format("{}: {}", path.string(), reason));
+}
+
+}  // namespace ranklab::detail

@@ -1,0 +1,170 @@
+// .npy reading and writing: round trips, byte-identity with np.save, and every error message.
+#include "model/npy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "model/random.hpp"
+#include "tests/model/model_test_support.hpp"
+#include "traces/error.hpp"
+
+namespace ranklab {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A hand-made .npy: magic, version, header length (2 or 4 bytes), header, data.
+void write_raw_npy(const fs::path& path, const std::string& header, const std::string& data,
+                   int major = 1, const std::string& magic = "\x93NUMPY") {
+  std::string bytes = magic;
+  bytes.push_back(static_cast<char>(major));
+  bytes.push_back('\0');
+  const std::size_t length = header.size();
+  const int width = major == 1 ? 2 : 4;
+  for (int k = 0; k < width; ++k) bytes.push_back(static_cast<char>((length >> (8 * k)) & 0xff));
+  bytes += header;
+  bytes += data;
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string header_for(const std::string& descr, const std::string& shape,
+                       const std::string& fortran = "False") {
+  return "{'descr': '" + descr + "', 'fortran_order': " + fortran + ", 'shape': " + shape + ", }\n";
+}
+
+//! Matrices, vectors and integer arrays survive write + read bit for bit, with their shape
+//! and dtype; [B,S,H] data reads as a [B*S, H] matrix.
+TEST(NpyTest, RoundTrip) {
+  TempDir dir("npy_roundtrip");
+  const Matrix<float> m = random_normal_matrix<float>(6, 4, 1, 1.0);
+  const std::int64_t bsh[] = {2, 3, 4};
+  write_npy_matrix<float>(dir.path() / "m.npy", m, bsh);
+  EXPECT_EQ(read_npy_matrix<float>(dir.path() / "m.npy", bsh), m);
+  const NpyArray raw = read_npy(dir.path() / "m.npy");
+  EXPECT_EQ(raw.dtype, DataType::f32);
+  EXPECT_EQ(raw.shape, (std::vector<std::int64_t>{2, 3, 4}));
+  EXPECT_EQ(raw.element_count(), 24);
+  EXPECT_EQ(raw.data.size(), 96u);
+
+  const Vector<double> v = random_normal_vector<double>(5, 2, 1.0);
+  write_npy_vector<double>(dir.path() / "v.npy", v);
+  EXPECT_EQ(read_npy_vector<double>(dir.path() / "v.npy", 5), v);
+
+  const std::vector<std::int64_t> longs = {-1, 0, 1LL << 40};
+  const std::int64_t three[] = {3};
+  write_npy<std::int64_t>(dir.path() / "i8.npy", three, longs);
+  EXPECT_EQ(read_npy_values<std::int64_t>(dir.path() / "i8.npy", three), longs);
+  const std::vector<std::int32_t> ints = {7, -7};
+  const std::int64_t one_by_two[] = {1, 2};
+  write_npy<std::int32_t>(dir.path() / "i4.npy", one_by_two, ints);
+  EXPECT_EQ(read_npy_values<std::int32_t>(dir.path() / "i4.npy", one_by_two), ints);
+  EXPECT_EQ(read_npy(dir.path() / "i4.npy").dtype, DataType::i32);
+
+  // A 0-d array holds one element.
+  write_npy<double>(dir.path() / "scalar.npy", {}, std::vector<double>{2.5});
+  EXPECT_EQ(read_npy_values<double>(dir.path() / "scalar.npy", {}), std::vector<double>{2.5});
+}
+
+//! What write_npy writes is byte-identical to what np.save wrote for the reference.
+TEST(NpyTest, WritesWhatNumpyWrites) {
+  RANKLAB_REQUIRE_GOLDEN();
+  TempDir dir("npy_numpy");
+  for (const char* name : {"layer0.w1.f32.npy", "layer0.b2.f64.npy", "dense.loss.f32.npy"}) {
+    const fs::path original = testing::golden_dir() / name;
+    const NpyArray array = read_npy(original);
+    const fs::path copy = dir.path() / name;
+    if (array.dtype == DataType::f32) {
+      std::vector<float> values(array.data.size() / 4);
+      std::memcpy(values.data(), array.data.data(), array.data.size());
+      write_npy<float>(copy, array.shape, values);
+    } else {
+      std::vector<double> values(array.data.size() / 8);
+      std::memcpy(values.data(), array.data.data(), array.data.size());
+      write_npy<double>(copy, array.shape, values);
+    }
+    EXPECT_EQ(read_bytes(copy), read_bytes(original)) << name;
+  }
+}
+
+//! Format 2.0 (4-byte header length) and Python 2 style 'L' dimensions are read.
+TEST(NpyTest, ReadsVersion2) {
+  TempDir dir("npy_v2");
+  const std::string data(16, '\0');
+  write_raw_npy(dir.path() / "v2.npy", header_for("<f8", "(2L,)"), data, 2);
+  const std::int64_t two[] = {2};
+  EXPECT_EQ(read_npy_values<double>(dir.path() / "v2.npy", two), (std::vector<double>{0.0, 0.0}));
+}
+
+//! Each problem with a file gives a UsageError "PATH: reason".
+TEST(NpyTest, ErrorsNameThePathAndTheReason) {
+  TempDir dir("npy_errors");
+  const auto at = [&](const char* name) { return dir.path() / name; };
+  const std::int64_t shape_64_32[] = {64, 32};
+  const std::string floats_64_32(64 * 32 * 4, '\0');
+  const std::string path = at("layer0.w1.f32.npy").string();
+
+  write_raw_npy(at("layer0.w1.f32.npy"), header_for(">f8", "(64, 32)"), std::string(16384, '\0'));
+  EXPECT_THROW_MSG(read_npy_values<float>(at("layer0.w1.f32.npy"), shape_64_32), UsageError,
+                   path + ": expected dtype <f4, found >f8");
+  EXPECT_THROW_MSG(read_npy(at("layer0.w1.f32.npy")), UsageError, path + ": unsupported dtype >f8");
+
+  write_raw_npy(at("fortran.npy"), header_for("<f4", "(64, 32)", "True"), floats_64_32);
+  EXPECT_THROW_MSG(read_npy_values<float>(at("fortran.npy"), shape_64_32), UsageError,
+                   "fortran.npy: fortran_order arrays are not supported");
+  EXPECT_THROW_MSG(read_npy(at("fortran.npy")), UsageError,
+                   "fortran_order arrays are not supported");
+
+  write_raw_npy(at("transposed.npy"), header_for("<f4", "(32, 64)"), floats_64_32);
+  EXPECT_THROW_MSG(read_npy_matrix<float>(at("transposed.npy"), shape_64_32), UsageError,
+                   "transposed.npy: expected shape [64,32], found [32,64]");
+
+  write_raw_npy(at("short.npy"), header_for("<f4", "(64, 32)"), std::string(100, '\0'));
+  EXPECT_THROW_MSG(read_npy_values<float>(at("short.npy"), shape_64_32), UsageError,
+                   "short.npy: file is truncated (expected 8192 data bytes, found 100)");
+
+  write_raw_npy(at("long.npy"), header_for("<f4", "(64, 32)"), floats_64_32 + "xyz");
+  EXPECT_THROW_MSG(read_npy(at("long.npy")), UsageError,
+                   "long.npy: file has 3 bytes after the data");
+
+  write_raw_npy(at("magic.npy"), header_for("<f4", "(1,)"), "abcd", 1, "\x93NUMPX");
+  EXPECT_THROW_MSG(read_npy(at("magic.npy")), UsageError,
+                   "magic.npy: not a .npy file (bad magic string)");
+
+  write_raw_npy(at("v3.npy"), header_for("<f4", "(1,)"), "abcd", 3);
+  EXPECT_THROW_MSG(read_npy(at("v3.npy")), UsageError,
+                   "v3.npy: unsupported .npy format version 3.0 (reads 1.0 and 2.0)");
+
+  write_raw_npy(at("noshape.npy"), "{'descr': '<f4', 'fortran_order': False, }\n", "abcd");
+  EXPECT_THROW_MSG(read_npy(at("noshape.npy")), UsageError,
+                   "noshape.npy: malformed header: no 'shape' key");
+
+  write_raw_npy(at("garbled.npy"), "{'descr': '<f4', 'fortran_order': Nope, 'shape': (1,), }\n",
+                "abcd");
+  EXPECT_THROW_MSG(read_npy(at("garbled.npy")), UsageError,
+                   "garbled.npy: malformed header: expected True or False");
+
+  std::ofstream(at("tiny.npy"), std::ios::binary) << std::string("\x93NUMPY\x01", 7);
+  EXPECT_THROW_MSG(read_npy(at("tiny.npy")), UsageError, "tiny.npy: file is truncated (no header)");
+
+  EXPECT_THROW_MSG(read_npy(at("absent.npy")), UsageError, "absent.npy: no such file");
+  EXPECT_THROW_MSG(read_npy(dir.path()), UsageError, ": not a regular file");
+
+  const std::int64_t three[] = {3};
+  EXPECT_THROW_MSG(write_npy<float>(at("bad.npy"), three, std::vector<float>{1, 2}), UsageError,
+                   "bad.npy: cannot write shape [3] from 2 values");
+  EXPECT_THROW_MSG(
+      write_npy<float>(dir.path() / "no" / "dir.npy", three, std::vector<float>{1, 2, 3}),
+      UsageError, "dir.npy: cannot open for writing");
+}
+
+}  // namespace
+}  // namespace ranklab
