@@ -1,0 +1,29 @@
+# `cmake --install` produces a package that find_package(ranklab) can use: the libraries,
+# their headers under include/ranklab/<module>/, the `ranklab` command, and a config file
+# that finds the same Debian packages.
+include(CMakePackageConfigHelpers)
+
+set(RANKLAB_EXPORTED_TARGETS ranklab_warnings ranklab_traces ranklab_emulator ranklab_collectives)
+if(TARGET ranklab_model)
+  list(APPEND RANKLAB_EXPORTED_TARGETS ranklab_model)
+endif()
+install(TARGETS ${RANKLAB_EXPORTED_TARGETS} EXPORT ranklabTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(TARGET ranklab)
+  install(TARGETS ranklab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+foreach(module traces emulator collectives model)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ranklab/${module}
+    FILES_MATCHING PATTERN "*.hpp")
+endforeach()
+install(EXPORT ranklabTargets NAMESPACE ranklab:: DESTINATION ${RANKLAB_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ranklabConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/ranklabConfig.cmake INSTALL_DESTINATION ${RANKLAB_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/ranklabConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/ranklabConfig.cmake ${PROJECT_BINARY_DIR}/ranklabConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/FindxxHash.cmake
+  DESTINATION ${RANKLAB_INSTALL_CMAKEDIR})
