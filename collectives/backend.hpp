@@ -2,6 +2,7 @@
 // MPI later. Model code never sees this interface, so it runs unchanged on either.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -10,6 +11,7 @@
 #include "collectives/work.hpp"
 #include "emulator/buffer.hpp"
 #include "emulator/collective_args.hpp"
+#include "emulator/fingerprint.hpp"
 
 namespace ranklab {
 
@@ -31,6 +33,14 @@ class Backend {
   /// The backend's own one-step implementation of a collective (the fabric's rendezvous;
   /// MPI's own collective), with signature checks across members.
   virtual Work native_collective(const CollectiveArgs& args) = 0;
+
+  /// Posts the caller's fingerprint of its next collective on this group, checked at once
+  /// against the members that posted theirs (MismatchError on disagreement, never blocks).
+  /// Returns the call's sequence number in the group, from which internal tags are made
+  /// (collectives/tags.hpp). Every begin_collective is paired with end_collective.
+  virtual std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) = 0;
+  /// The caller has finished (or abandoned) its part of the collective it began.
+  virtual void end_collective() noexcept = 0;
 
   /// The group of `kind` over `global_ranks` (in order), as the caller sees it.
   virtual std::shared_ptr<Backend> new_group(std::string_view kind,

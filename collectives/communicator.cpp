@@ -4,10 +4,39 @@
 #include <cstdint>
 
 #include "collectives/algorithms/algorithm.hpp"
+#include "collectives/tags.hpp"
 #include "emulator/errors.hpp"
 #include "emulator/rank.hpp"
 
 namespace ranklab {
+namespace {
+
+// The caller's part of one collective: posts its fingerprint on entry and tells the backend
+// when the caller leaves, normally or by an exception (the deadlock-time order check needs
+// to know which collective a blocked rank is in).
+class CollectiveScope {
+ public:
+  CollectiveScope(Backend& backend, const CollectiveFingerprint& fingerprint)
+      : backend_(backend), sequence_(backend.begin_collective(fingerprint)) {}
+  ~CollectiveScope() { backend_.end_collective(); }
+  CollectiveScope(const CollectiveScope&) = delete;
+  CollectiveScope& operator=(const CollectiveScope&) = delete;
+
+  int tag() const { return collective_tag(sequence_); }
+
+ private:
+  Backend& backend_;
+  std::uint64_t sequence_;
+};
+
+void check_user_tag(int tag, bool receive) {
+  RANKLAB_CHECK(is_user_tag(tag) || (receive && tag == kAnyTag),
+                "tag {} is outside the user range [0, {}): higher tags are reserved for "
+                "collectives (collectives/tags.hpp)",
+                tag, kFirstReservedTag);
+}
+
+}  // namespace
 
 Communicator::Communicator(RankContext& context, Algorithm algorithm)
     : Communicator(make_emulator_backend(context, context.world()), algorithm) {}
@@ -47,11 +76,13 @@ Communicator Communicator::split(int color, int key) {
 
 Work Communicator::isend(ConstBuffer data, int dst, int tag) {
   require_member("send");
+  check_user_tag(tag, /*receive=*/false);
   return backend_->isend(data, dst, tag);
 }
 
 Work Communicator::irecv(MutableBuffer data, int src, int tag) {
   require_member("recv");
+  check_user_tag(tag, /*receive=*/true);
   return backend_->irecv(data, src, tag);
 }
 
@@ -61,13 +92,25 @@ RecvStatus Communicator::recv(MutableBuffer data, int src, int tag) {
   return work.status();
 }
 
-Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested) {
+Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested,
+                                  const PerPeerCounts* per_peer) {
   require_member(to_string(args.op));
+  if (per_peer != nullptr) {
+    RANKLAB_CHECK(requested == Algorithm::automatic || requested == Algorithm::direct ||
+                      requested == Algorithm::pairwise,
+                  "algorithm {} does not implement all_to_all_v (pairwise does)",
+                  to_string(requested));
+    const CollectiveScope scope(*backend_, all_to_all_v_fingerprint(args, *per_peer, size()));
+    run_all_to_all_v(*backend_, args, *per_peer, scope.tag());
+    return Work();
+  }
   // Shape checks for every algorithm, with the same messages as the native path.
-  (void)make_signature(args, size(), rank());
-  const Algorithm algorithm = requested == Algorithm::automatic ? algorithm_ : requested;
-  if (algorithm == Algorithm::direct || size() == 1) return backend_->native_collective(args);
-  run_p2p_algorithm(*this, algorithm, args);
+  CollectiveFingerprint fingerprint{.signature = make_signature(args, size(), rank())};
+  const Algorithm algorithm = resolve_algorithm(args.op, requested, algorithm_, size());
+  fingerprint.algorithm = std::string(to_string(algorithm));
+  const CollectiveScope scope(*backend_, fingerprint);
+  if (algorithm == Algorithm::direct) return backend_->native_collective(args);
+  run_p2p_algorithm(*backend_, algorithm, args, scope.tag());
   return Work();
 }
 
@@ -126,6 +169,14 @@ Work Communicator::iall_to_all(ConstBuffer input, MutableBuffer output,
                                const AllToAllOptions& options) {
   return run_collective({.op = OpKind::all_to_all, .input = input, .output = output},
                         options.algorithm);
+}
+
+Work Communicator::iall_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
+                                 MutableBuffer output, std::span<const std::size_t> recv_counts,
+                                 const AllToAllOptions& options) {
+  const PerPeerCounts counts{send_counts, recv_counts};
+  return run_collective({.op = OpKind::all_to_all, .input = input, .output = output},
+                        options.algorithm, &counts);
 }
 
 }  // namespace ranklab

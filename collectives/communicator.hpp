@@ -18,6 +18,7 @@
 namespace ranklab {
 
 class RankContext;
+struct PerPeerCounts;
 
 /// Every blocking call may throw DeadlockError, PeerAbortedError, MismatchError,
 /// TimeoutError (the run is ending; let them propagate) or UsageError (bad arguments).
@@ -42,7 +43,11 @@ class Communicator {
   /// Collective over this communicator.
   Communicator split(int color, int key);
 
-  // Point-to-point. Untyped core, then typed conveniences.
+  // Point-to-point. Untyped core, then typed conveniences. Tags are below
+  // kFirstReservedTag (collectives/tags.hpp; recv also takes kAnyTag): the tags above are the
+  // collectives' own. A receive buffer may be larger than the message, as in MPI: status()
+  // says how many elements arrived. A smaller buffer or a different element type fails both
+  // sides with MismatchError naming them.
   Work isend(ConstBuffer data, int dst, int tag = 0);
   Work irecv(MutableBuffer data, int src, int tag = 0);
   void send(ConstBuffer data, int dst, int tag = 0) { isend(data, dst, tag).wait(); }
@@ -72,6 +77,15 @@ class Communicator {
   Work igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {});
   Work iscatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {});
   Work iall_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {});
+  /// all_to_all with uneven splits (MPI_Alltoallv; torch's all_to_all_single with split
+  /// sizes): sends send_counts[j] elements of `input`, packed in rank order, to rank j and
+  /// receives recv_counts[j] elements from rank j into `output`, packed likewise. Rank i's
+  /// send_counts[j] must equal rank j's recv_counts[i], or rank j fails with MismatchError
+  /// naming both. Runs pairwise whatever the algorithm (the fabric has no native uneven
+  /// all_to_all), and has completed when it returns.
+  Work iall_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
+                     MutableBuffer output, std::span<const std::size_t> recv_counts,
+                     const AllToAllOptions& options = {});
 
   void barrier(const BarrierOptions& options = {}) { ibarrier(options).wait(); }
   void all_reduce(MutableBuffer data, const AllReduceOptions& options = {}) {
@@ -99,6 +113,11 @@ class Communicator {
   void all_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {}) {
     iall_to_all(input, output, options).wait();
   }
+  void all_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
+                    MutableBuffer output, std::span<const std::size_t> recv_counts,
+                    const AllToAllOptions& options = {}) {
+    iall_to_all_v(input, send_counts, output, recv_counts, options).wait();
+  }
 
   template <typename T>
   void all_reduce(std::span<T> data, const AllReduceOptions& options = {}) {
@@ -125,8 +144,11 @@ class Communicator {
   Backend& backend() { return *backend_; }
 
  private:
-  /// The funnel: every collective comes through here.
-  Work run_collective(const CollectiveArgs& args, Algorithm requested);
+  /// The funnel: every collective comes through here. It checks the arguments, posts the
+  /// call's fingerprint (checked at once against the other members'), then runs the native
+  /// collective or the algorithm's messages. `per_peer` carries all_to_all_v's counts.
+  Work run_collective(const CollectiveArgs& args, Algorithm requested,
+                      const PerPeerCounts* per_peer = nullptr);
   void require_member(std::string_view call) const;
 
   std::shared_ptr<Backend> backend_;

@@ -45,6 +45,10 @@ class EmulatorBackend final : public Backend {
   Work native_collective(const CollectiveArgs& args) override {
     return Work::from_request(context_.icollective(group_, args));
   }
+  std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) override {
+    return context_.begin_collective(group_, fingerprint);
+  }
+  void end_collective() noexcept override { context_.end_collective(); }
   std::shared_ptr<Backend> new_group(std::string_view kind,
                                      std::span<const int> global_ranks) override {
     return std::make_shared<EmulatorBackend>(context_, context_.new_group(kind, global_ranks));

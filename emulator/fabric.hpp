@@ -16,7 +16,9 @@
 #include <boost/fiber/mutex.hpp>
 
 #include "emulator/detail/fabric_state.hpp"
+#include "emulator/detail/fingerprint_book.hpp"
 #include "emulator/detail/operation.hpp"
+#include "emulator/fingerprint.hpp"
 #include "emulator/options.hpp"
 #include "emulator/report.hpp"
 #include "emulator/request.hpp"
@@ -42,6 +44,16 @@ class Fabric {
   Request isend(int rank, const Group& group, ConstBuffer data, int dst, int tag);
   Request irecv(int rank, const Group& group, MutableBuffer data, int src, int tag);
   Request icollective(int rank, const Group& group, const CollectiveArgs& args);
+
+  // Fingerprints of the communicator's collectives (fabric_fingerprint.cpp).
+  /// Posts `rank`'s fingerprint of its next collective on `group` and checks it at once
+  /// against the members that posted theirs: throws MismatchError with every member's
+  /// call (exit 4) if they differ. Never blocks. Returns the call's sequence number in the
+  /// group; until end_collective the rank counts as inside that collective.
+  std::uint64_t begin_collective(int rank, const Group& group,
+                                 const CollectiveFingerprint& fingerprint);
+  /// `rank` has finished (or abandoned) its part of the collective it began.
+  void end_collective(int rank) noexcept;
 
   // Completion, called through Request.
   /// Waits until `op` completes or `deadline`; false on a voluntary timeout (`watchdog`
@@ -89,6 +101,9 @@ class Fabric {
   void abort(RunStatus status, int root_rank, std::exception_ptr cause, std::string summary,
              std::string details);
   void check_for_deadlock();
+  /// At deadlock time: if a wait-for cycle runs through collectives of two groups, the
+  /// ranks called them in opposite orders; declares a mismatch and returns true.
+  bool declare_order_mismatch(const detail::WaitGraph& graph);
   void declare_watchdog(int rank, const detail::Operation& op);
 
   // Deadlock analysis (fabric_report.cpp).
@@ -122,6 +137,7 @@ class Fabric {
   std::string summary_;
   std::string details_;
   int mismatch_culprit_ = -1;  // the first rank whose call differed, set with MismatchError
+  detail::FingerprintBook fingerprints_;
 };
 
 }  // namespace ranklab

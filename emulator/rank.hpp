@@ -8,6 +8,7 @@
 
 #include "emulator/buffer.hpp"
 #include "emulator/collective_args.hpp"
+#include "emulator/fingerprint.hpp"
 #include "emulator/group.hpp"
 #include "emulator/request.hpp"
 
@@ -45,6 +46,13 @@ class RankContext {
   /// group rank, and every member is released together.
   Request icollective(const Group& group, const CollectiveArgs& args);
   void collective(const Group& group, const CollectiveArgs& args);
+
+  /// Posts this rank's fingerprint of its next collective on `group` (the communicator
+  /// does, for every collective it runs): throws MismatchError at once if a member that
+  /// posted before disagrees. Never blocks. Returns the call's sequence number in the group.
+  std::uint64_t begin_collective(const Group& group, const CollectiveFingerprint& fingerprint);
+  /// This rank has finished (or abandoned) the collective it began.
+  void end_collective() noexcept;
 
   void barrier(const Group& group);
   void all_reduce(const Group& group, MutableBuffer data, ReduceOp op);

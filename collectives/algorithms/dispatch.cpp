@@ -1,14 +1,92 @@
-// Which point-to-point algorithm implements which collective.
+// Which point-to-point algorithm implements which collective, and how a call picks one.
+#include <array>
+#include <cstdint>
+#include <cstring>
+
 #include "collectives/algorithms/algorithm.hpp"
-#include "collectives/communicator.hpp"
 #include "emulator/errors.hpp"
 
 namespace ranklab {
+namespace {
 
-void run_p2p_algorithm(Communicator& comm, Algorithm algorithm, const CollectiveArgs& args) {
-  (void)comm;
-  throw UsageError(fmt::format("algorithm {} does not implement {}", to_string(algorithm),
-                               to_string(args.op)));
+using AlgorithmFn = void (*)(PeerLink&, const CollectiveArgs&);
+
+struct Entry {
+  Algorithm algorithm;
+  OpKind op;
+  AlgorithmFn run;
+};
+
+constexpr std::array<Entry, 11> kAlgorithms = {{
+    {Algorithm::ring, OpKind::all_reduce, all_reduce_ring},
+    {Algorithm::ring, OpKind::all_gather, all_gather_ring},
+    {Algorithm::ring, OpKind::reduce_scatter, reduce_scatter_ring},
+    {Algorithm::tree, OpKind::broadcast, broadcast_tree},
+    {Algorithm::tree, OpKind::reduce, reduce_tree},
+    {Algorithm::tree, OpKind::gather, gather_tree},
+    {Algorithm::tree, OpKind::scatter, scatter_tree},
+    {Algorithm::recursive_doubling, OpKind::all_reduce, all_reduce_recursive_doubling},
+    {Algorithm::halving_doubling, OpKind::all_reduce, all_reduce_halving_doubling},
+    {Algorithm::dissemination, OpKind::barrier, barrier_dissemination},
+    {Algorithm::pairwise, OpKind::all_to_all, all_to_all_pairwise},
+}};
+
+const Entry* find_entry(Algorithm algorithm, OpKind op) {
+  for (const Entry& e : kAlgorithms) {
+    if (e.algorithm == algorithm && e.op == op) return &e;
+  }
+  return nullptr;
+}
+
+// `all_reduce, all_gather`: what an algorithm implements, for error messages.
+std::string implemented_by(Algorithm algorithm) {
+  std::string out;
+  for (const Entry& e : kAlgorithms) {
+    if (e.algorithm == algorithm) out += (out.empty() ? "" : ", ") + std::string(to_string(e.op));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool implements(Algorithm algorithm, OpKind op) {
+  if (is_point_to_point(op)) return false;
+  return algorithm == Algorithm::direct || find_entry(algorithm, op) != nullptr;
+}
+
+Algorithm resolve_algorithm(OpKind op, Algorithm requested, Algorithm fallback, int group_size) {
+  if (requested != Algorithm::automatic) {
+    RANKLAB_CHECK(implements(requested, op), "algorithm {} does not implement {} (it implements {})",
+                  to_string(requested), to_string(op), implemented_by(requested));
+    return group_size == 1 ? Algorithm::direct : requested;
+  }
+  if (group_size == 1 || !implements(fallback, op)) return Algorithm::direct;
+  return fallback;
+}
+
+void run_p2p_algorithm(Backend& backend, Algorithm algorithm, const CollectiveArgs& args, int tag) {
+  const Entry* entry = find_entry(algorithm, args.op);
+  RANKLAB_CHECK(entry != nullptr, "algorithm {} does not implement {}", to_string(algorithm),
+                to_string(args.op));
+  const CollectiveSignature sig = make_signature(args, backend.size(), backend.rank());
+  // Nothing to move: the fingerprint, posted already, has ordered the call.
+  if (sig.count == 0 && args.op != OpKind::barrier) return;
+  PeerLink link(backend, tag, sig.dtype, args.reduce_op,
+                fmt::format("{} via {} in {}", to_string(args.op), to_string(algorithm),
+                            backend.name()));
+  entry->run(link, args);
+}
+
+void copy_to_output(const CollectiveArgs& args, std::size_t count) {
+  if (args.input.data == args.output.data || count == 0) return;
+  std::memmove(args.output.data, args.input.data, count * size_of(args.output.dtype));
+}
+
+bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  if (a_bytes == 0 || b_bytes == 0) return false;
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return x < y + b_bytes && y < x + a_bytes;
 }
 
 }  // namespace ranklab

@@ -1,0 +1,92 @@
+#include "collectives/algorithms/peer_link.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "emulator/errors.hpp"
+#include "emulator/reduce_kernel.hpp"
+
+namespace ranklab {
+namespace {
+
+// Below this many bytes a reduction runs on the calling thread: handing 1 MiB to other
+// threads costs about as much as reducing it (the fabric's native path uses the same bound).
+constexpr std::size_t kParallelBytes = 1024 * 1024;
+constexpr std::size_t kGrainBytes = 64 * 1024;
+
+// Calls body(first, count) over [0, count) elements, in parallel blocks when large.
+template <typename Body>
+void for_ranges(std::size_t count, std::size_t elem, Body body) {
+  if (count * elem < kParallelBytes) {
+    body(std::size_t{0}, count);
+    return;
+  }
+  const std::size_t grain = std::max<std::size_t>(1, kGrainBytes / elem);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, grain),
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+                      body(r.begin(), r.end() - r.begin());
+                    });
+}
+
+}  // namespace
+
+PeerLink::PeerLink(Backend& backend, int tag, DataType dtype, ReduceOp op, std::string what)
+    : backend_(backend),
+      tag_(tag),
+      dtype_(dtype),
+      op_(op),
+      what_(std::move(what)),
+      rank_(backend.rank()),
+      size_(backend.size()),
+      elem_(size_of(dtype)) {}
+
+void PeerLink::send(const std::byte* data, std::size_t count, int dst) {
+  backend_.isend(ConstBuffer{data, count, dtype_}, dst, tag_).wait();
+}
+
+void PeerLink::recv(std::byte* data, std::size_t count, int src) {
+  Work work = backend_.irecv(MutableBuffer{data, count, dtype_}, src, tag_);
+  work.wait();
+  check_received(work, count, src);
+}
+
+void PeerLink::exchange(const std::byte* out, std::size_t out_count, int dst, std::byte* in,
+                        std::size_t in_count, int src) {
+  Work received = backend_.irecv(MutableBuffer{in, in_count, dtype_}, src, tag_);
+  Work sent = backend_.isend(ConstBuffer{out, out_count, dtype_}, dst, tag_);
+  received.wait();
+  sent.wait();
+  check_received(received, in_count, src);
+}
+
+void PeerLink::check_received(const Work& work, std::size_t expected, int src) const {
+  const std::size_t got = work.status().count;
+  if (got == expected) return;
+  throw MismatchError(fmt::format(
+      "{}: rank {} expected {} x {} from rank {} (tag {:#x}), but rank {} sent {}: the "
+      "members' calls disagree",
+      what_, backend_.global_rank(rank_), expected, to_string(dtype_),
+      backend_.global_rank(src), tag_, backend_.global_rank(src), got));
+}
+
+void PeerLink::reduce(std::byte* acc, const std::byte* operand, std::size_t count) const {
+  for_ranges(count, elem_, [&](std::size_t first, std::size_t n) {
+    reduce_into(acc + first * elem_, operand + first * elem_, n, dtype_, op_);
+  });
+}
+
+void PeerLink::reduce_after(std::byte* acc, std::byte* operand, std::size_t count) const {
+  for_ranges(count, elem_, [&](std::size_t first, std::size_t n) {
+    reduce_into(operand + first * elem_, acc + first * elem_, n, dtype_, op_);
+    std::memcpy(acc + first * elem_, operand + first * elem_, n * elem_);
+  });
+}
+
+void PeerLink::finish(std::byte* data, std::size_t count) const {
+  finish_reduction(data, count, dtype_, op_, size_);
+}
+
+}  // namespace ranklab

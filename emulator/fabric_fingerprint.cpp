@@ -1,0 +1,223 @@
+// Fingerprints of the communicator's collectives, and the collective-order check.
+//
+// Every collective the communicator runs, whatever its algorithm, first posts a fingerprint
+// (op, reduce op, dtype, count, root, algorithm) into the group's next fingerprint slot.
+// Posting never blocks: it compares the fingerprint with those of the members that posted
+// before and throws MismatchError with a side-by-side table at the first disagreement. A
+// point-to-point algorithm (ring, tree, ...) would otherwise exchange messages of the wrong
+// sizes, or wait forever; the native path checks its own signatures too (fabric_collectives.cpp),
+// but the fingerprint also catches members that disagree on the algorithm.
+//
+// Two ranks that call collectives on two groups in opposite orders cannot be caught when
+// they post: each blocks in its first call and never posts its second, and non-blocking
+// collectives in opposite orders are legal (MPI-3) when the program waits for them later.
+// So the check runs when the run would otherwise be declared deadlocked: a wait-for cycle
+// whose ranks are all inside collectives of more than one group is an ordering mismatch,
+// reported as one (exit 4) rather than as a plain deadlock.
+#include <algorithm>
+#include <set>
+
+#include "emulator/detail/wait_graph.hpp"
+#include "emulator/errors.hpp"
+#include "emulator/fabric.hpp"
+#include "emulator/rank.hpp"
+
+namespace ranklab {
+
+std::string describe(const CollectiveFingerprint& fingerprint) {
+  const CollectiveSignature& sig = fingerprint.signature;
+  std::string text = fingerprint.per_peer_counts
+                         ? fmt::format("{}_v({}, counts per peer)", to_string(sig.op),
+                                       to_string(sig.dtype))
+                         : describe(sig);
+  if (!fingerprint.algorithm.empty()) text += " via " + fingerprint.algorithm;
+  return text;
+}
+
+namespace {
+
+// The fingerprint most members posted (ties: the lowest group rank's), against which the
+// others are judged, as the native check does.
+const CollectiveFingerprint& reference_of(const detail::FingerprintSlot& slot) {
+  const CollectiveFingerprint* best = nullptr;
+  int best_votes = 0;
+  for (const auto& m : slot.members) {
+    if (!m) continue;
+    const int votes = static_cast<int>(std::count_if(
+        slot.members.begin(), slot.members.end(),
+        [&](const auto& other) { return other && other->fingerprint == m->fingerprint; }));
+    if (votes > best_votes) {
+      best = &m->fingerprint;
+      best_votes = votes;
+    }
+  }
+  return *best;
+}
+
+// The side-by-side table of a slot whose members disagree; `culprit` gets the global rank
+// of the first member that differs from the reference.
+std::string mismatch_table(const Group& group, std::uint64_t seq,
+                           const detail::FingerprintSlot& slot, int& culprit) {
+  const CollectiveFingerprint& reference = reference_of(slot);
+  std::string table = fmt::format(
+      "collective mismatch in {} collective #{}: the members' calls differ\n"
+      "  {:>10}  {:>11}  {:<8}  {}\n",
+      group.name(), seq, "group rank", "global rank", "op #", "call");
+  culprit = -1;
+  for (int i = 0; i < group.size(); ++i) {
+    const auto& m = slot.members[static_cast<std::size_t>(i)];
+    const int global = group.global_rank(i);
+    if (!m) {
+      table += fmt::format("  {:>10}  {:>11}  {:<8}  (not called yet)\n", i, global, "-");
+      continue;
+    }
+    const bool differs = !(m->fingerprint == reference);
+    if (differs && culprit < 0) culprit = global;
+    table += fmt::format("  {:>10}  {:>11}  {:<8}  {}{}\n", i, global, m->rank_seq,
+                         describe(m->fingerprint), differs ? "   <-- differs" : "");
+  }
+  return table + fmt::format("first rank that differs: {}", culprit);
+}
+
+}  // namespace
+
+std::uint64_t Fabric::begin_collective(int rank, const Group& group,
+                                       const CollectiveFingerprint& fingerprint) {
+  const int me = group.group_rank(rank);
+  RANKLAB_CHECK(me >= 0, "rank {}: {} on group {}, which it is not a member of", rank,
+                to_string(fingerprint.signature.op), group.name());
+  Lock lock(mutex_);
+  throw_if_aborted(rank);
+  auto& book = fingerprints_;
+  const auto r = static_cast<std::size_t>(rank);
+  if (book.next.size() < ranks_.size()) {
+    book.next.resize(ranks_.size());
+    book.inside.resize(ranks_.size());
+  }
+  if (book.slots.size() <= group.id()) book.slots.resize(group.id() + 1);
+  auto& next = book.next[r];
+  if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
+  const std::uint64_t seq = next[group.id()]++;
+
+  auto& slots = book.slots[group.id()];
+  detail::FingerprintSlot& slot = slots[seq];
+  if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(group.size()));
+  slot.members[static_cast<std::size_t>(me)] = detail::PostedFingerprint{fingerprint, ranks_[r]->next_seq};
+  ++slot.arrived;
+  const CollectiveFingerprint& reference = reference_of(slot);
+  const bool agree = std::all_of(slot.members.begin(), slot.members.end(), [&](const auto& m) {
+    return !m || m->fingerprint == reference;
+  });
+  if (!agree) {
+    int culprit = -1;
+    std::string table = mismatch_table(group, seq, slot, culprit);
+    mismatch_culprit_ = culprit;
+    throw MismatchError(std::move(table));
+  }
+  if (slot.arrived == group.size()) slots.erase(seq);
+  book.inside[r] = detail::InsideCollective{&group, seq, fingerprint};
+  return seq;
+}
+
+void Fabric::end_collective(int rank) noexcept {
+  try {
+    Lock lock(mutex_);
+    auto& inside = fingerprints_.inside;
+    if (static_cast<std::size_t>(rank) < inside.size()) inside[static_cast<std::size_t>(rank)].reset();
+  } catch (...) {  // only a fiber-mutex misuse can throw; nothing to undo then
+  }
+}
+
+namespace {
+
+// Where a blocked rank is: inside which collective of which group.
+struct Whereabouts {
+  const Group* group = nullptr;
+  std::uint64_t seq = 0;
+  std::string call;
+};
+
+std::string list_groups(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Fabric::declare_order_mismatch(const detail::WaitGraph& graph) {
+  // A blocked rank is inside a native collective (its pending operation says which) or
+  // inside a point-to-point one (its fingerprint says which).
+  auto whereabouts = [&](int r) -> std::optional<Whereabouts> {
+    const auto& slot = *ranks_[static_cast<std::size_t>(r)];
+    const detail::Operation* op = slot.waiting_on;
+    if (slot.state != RankState::blocked || op == nullptr) return std::nullopt;
+    if (!is_point_to_point(op->kind)) {
+      return Whereabouts{op->group, static_cast<std::uint64_t>(op->coll_seq),
+                         describe(op->signature) + " via direct"};
+    }
+    const auto& inside = fingerprints_.inside;
+    if (static_cast<std::size_t>(r) >= inside.size() || !inside[static_cast<std::size_t>(r)]) {
+      return std::nullopt;
+    }
+    const auto& in = *inside[static_cast<std::size_t>(r)];
+    if (in.group != op->group) return std::nullopt;
+    return Whereabouts{in.group, in.seq, describe(in.fingerprint)};
+  };
+  for (const auto& cycle : graph.cycles) {
+    std::vector<int> ranks(cycle.begin(), cycle.end() - 1);  // the first node is repeated
+    std::vector<Whereabouts> where;
+    for (int r : ranks) {
+      auto w = whereabouts(r);
+      if (!w) break;
+      where.push_back(std::move(*w));
+    }
+    if (where.size() != ranks.size()) continue;  // a rank of the cycle is not in a collective
+    std::vector<std::string> groups;
+    for (const auto& w : where) {
+      if (std::find(groups.begin(), groups.end(), w.group->name()) == groups.end()) {
+        groups.push_back(w.group->name());
+      }
+    }
+    if (groups.size() < 2) continue;  // one group: an ordinary deadlock inside a collective
+
+    // Judge against the group of the lowest rank of the cycle.
+    const auto lowest = std::min_element(ranks.begin(), ranks.end()) - ranks.begin();
+    const Group* reference = where[static_cast<std::size_t>(lowest)].group;
+    int culprit = -1;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (where[i].group != reference && (culprit < 0 || ranks[i] < culprit)) culprit = ranks[i];
+    }
+    std::string table = fmt::format(
+        "collective order mismatch: ranks call collectives on {} in opposite orders, so each "
+        "waits for a rank that is inside a collective of another group\n"
+        "  {:>4}  {:>9}  {}\n",
+        list_groups(groups), "rank", "waits for", "inside");
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      table += fmt::format("  {:>4}  {:>9}  {} #{}: {}{}\n", ranks[i], cycle[i + 1],
+                           where[i].group->name(), where[i].seq, where[i].call,
+                           ranks[i] == culprit ? "   <-- differs" : "");
+    }
+    table += fmt::format("first rank that differs: {}", culprit);
+    mismatch_culprit_ = culprit;
+    std::string summary = fmt::format("collective order mismatch: {} called in opposite orders ({})",
+                                      list_groups(groups), detail::format_cycle(cycle));
+    std::string details = table + "\n\n" + deadlock_details(graph, /*watchdog_rank=*/-1);
+    abort(RunStatus::mismatch, culprit, std::make_exception_ptr(MismatchError(table)),
+          std::move(summary), std::move(details));
+    return true;
+  }
+  return false;
+}
+
+// RankContext's entry points for fingerprints, kept beside the fabric's.
+std::uint64_t RankContext::begin_collective(const Group& group,
+                                            const CollectiveFingerprint& fingerprint) {
+  return fabric_.begin_collective(rank_, group, fingerprint);
+}
+
+void RankContext::end_collective() noexcept { fabric_.end_collective(rank_); }
+
+}  // namespace ranklab

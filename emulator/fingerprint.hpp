@@ -1,0 +1,29 @@
+// A collective call's fingerprint: what every member of the call must agree on. The
+// communicator posts one for every collective, whatever the algorithm, so members that
+// disagree fail at once instead of exchanging mismatched messages (see Fabric::begin_collective).
+#pragma once
+
+#include <string>
+
+#include "emulator/collective_args.hpp"
+
+namespace ranklab {
+
+/// One member's fingerprint of one collective call. The fabric adds the rest of it: the
+/// group and the call's sequence number within the group.
+struct CollectiveFingerprint {
+  CollectiveSignature signature;  ///< op, reduce op, dtype, count, root
+  /// How the members move the data (`direct`, `ring`, ...). Part of the fingerprint because
+  /// a member running `ring` while another runs `direct` would wait forever.
+  std::string algorithm;
+  /// all_to_all_v: each pair agrees on its own count, so `signature.count` is 0 and the
+  /// counts are checked message by message instead.
+  bool per_peer_counts = false;
+
+  friend bool operator==(const CollectiveFingerprint&, const CollectiveFingerprint&) = default;
+};
+
+/// `all_reduce(sum, f32, count=8) via ring`, as mismatch reports print it.
+std::string describe(const CollectiveFingerprint& fingerprint);
+
+}  // namespace ranklab
