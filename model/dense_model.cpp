@@ -8,7 +8,7 @@ namespace ranklab {
 
 template <typename Scalar>
 const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Scalar> x,
-                                    StackCache<Scalar>& cache) {
+                                    StackCache<Scalar>& cache, const StackHooks<Scalar>& hooks) {
   if (layers.empty()) throw UsageError("dense_forward: the stack has no layers");
   const std::size_t count = layers.size();
   cache.inputs.resize(count);
@@ -18,6 +18,7 @@ const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Sca
     // Layer l writes straight into the slot where backward will look for its output.
     Matrix<Scalar>& y = l + 1 < count ? cache.inputs[l + 1] : cache.output;
     layer_forward<Scalar>(layers[l], cache.inputs[l], cache.layers[l], y);
+    if (hooks.reduce_output) hooks.reduce_output(y);
     add_output_bias<Scalar>(layers[l].b2, y);
   }
   return cache.output;
@@ -25,7 +26,8 @@ const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Sca
 
 template <typename Scalar>
 void dense_backward(LayerSpan<Scalar> layers, StackCache<Scalar>& cache, ConstMatrixRef<Scalar> dy,
-                    std::vector<LayerGrads<Scalar>>& grads, MatrixPtr<Scalar> dx, GradMode mode) {
+                    std::vector<LayerGrads<Scalar>>& grads, MatrixPtr<Scalar> dx, GradMode mode,
+                    const StackHooks<Scalar>& hooks) {
   const std::size_t count = layers.size();
   if (count == 0 || cache.layers.size() != count) {
     throw UsageError(
@@ -46,6 +48,7 @@ void dense_backward(LayerSpan<Scalar> layers, StackCache<Scalar>& cache, ConstMa
         l + 1 == count ? dy : ConstMatrixRef<Scalar>(buffers[(l + 1) % 2]);
     layer_backward<Scalar>(layers[l], cache.inputs[l], cache.layers[l], grad_output, grads[l],
                            grad_input, mode);
+    if (grad_input != nullptr && hooks.reduce_input_grad) hooks.reduce_input_grad(*grad_input);
   }
 }
 
@@ -115,10 +118,11 @@ DataParallelResult<Scalar> dense_data_parallel(LayerSpan<Scalar> layers, MatrixS
 
 #define RANKLAB_INSTANTIATE_DENSE(Scalar)                                                         \
   template const Matrix<Scalar>& dense_forward<Scalar>(LayerSpan<Scalar>, ConstMatrixRef<Scalar>, \
-                                                       StackCache<Scalar>&);                      \
+                                                       StackCache<Scalar>&,                       \
+                                                       const StackHooks<Scalar>&);                \
   template void dense_backward<Scalar>(LayerSpan<Scalar>, StackCache<Scalar>&,                    \
                                        ConstMatrixRef<Scalar>, std::vector<LayerGrads<Scalar>>&,  \
-                                       MatrixPtr<Scalar>, GradMode);                              \
+                                       MatrixPtr<Scalar>, GradMode, const StackHooks<Scalar>&);   \
   template void dense_step<Scalar>(LayerSpan<Scalar>, ConstMatrixRef<Scalar>,                     \
                                    ConstMatrixRef<Scalar>, StackCache<Scalar>&,                   \
                                    ReplicaResult<Scalar>&);                                       \

@@ -1,9 +1,11 @@
 // The dense reference: L layers on one rank, with no communication. It is what every
 // TP/PP/DP run is checked against (DESIGN.md §4), and its stack functions are also the
-// compute of a pipeline stage without tensor parallelism: pass the stage's layers as a span.
+// compute of a pipeline stage: pass the stage's layers (or their TP shards) as a span, and
+// StackHooks for the two places where Megatron's tensor parallelism communicates.
 #pragma once
 
 #include <array>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -31,19 +33,32 @@ struct StackCache {
   std::array<Matrix<Scalar>, 2> grad_buffers;  ///< backward ping-pong between layers
 };
 
+/// Where a stack of TP shards meets the other shards (Megatron's two regions). Empty
+/// functions (the default) mean a dense stack: no communication.
+template <typename Scalar>
+struct StackHooks {
+  /// Reduce-from-TP, forward: applied to each layer's partial output y = a·W2ᵀ before b2
+  /// is added (an all_reduce over the TP group). Its backward is the identity.
+  std::function<void(Matrix<Scalar>&)> reduce_output;
+  /// Copy-to-TP, backward: applied to each layer's input gradient where one is computed
+  /// (an all_reduce over the TP group); not called for a first layer given no dx. Its
+  /// forward is the identity.
+  std::function<void(Matrix<Scalar>&)> reduce_input_grad;
+};
+
 /// Runs x [rows, H] through every layer (b2 included); returns cache.output.
 /// Keeps a copy of x, so the caller's buffer need not outlive backward.
 /// Throws UsageError for an empty stack or a wrong input width.
 template <typename Scalar>
 const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Scalar> x,
-                                    StackCache<Scalar>& cache);
+                                    StackCache<Scalar>& cache, const StackHooks<Scalar>& hooks = {});
 
 /// Backward through the stack of the last dense_forward for dy = dL/doutput: writes (or
 /// accumulates) one LayerGrads per layer into `grads`, and dL/dx into *dx unless dx is null.
 template <typename Scalar>
 void dense_backward(LayerSpan<Scalar> layers, StackCache<Scalar>& cache, ConstMatrixRef<Scalar> dy,
                     std::vector<LayerGrads<Scalar>>& grads, MatrixPtr<Scalar> dx,
-                    GradMode mode = GradMode::overwrite);
+                    GradMode mode = GradMode::overwrite, const StackHooks<Scalar>& hooks = {});
 
 /// One replica's forward, MSE loss and backward.
 template <typename Scalar>

@@ -1,0 +1,19 @@
+// Data parallelism as the seed does it (shared/seeds/000 §3.3 and §4.3): after backward,
+// every parameter gradient is all_reduced (sum) over the DP group on its own, in parameter
+// order (per layer: w1, b1, w2, b2), then divided by the group size. No bucketing: the
+// trace then shows exactly the reference's 4·(layers on the rank) all_reduces.
+#pragma once
+
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "model/layer.hpp"
+
+namespace ranklab {
+
+/// Averages `grads` over `dp` in place: Σ over the group, then ÷ group size (a division,
+/// which rounds as torch's grad.div_ does). A group of one sends nothing.
+template <typename Scalar>
+void average_gradients(Communicator& dp, std::vector<LayerGrads<Scalar>>& grads);
+
+}  // namespace ranklab

@@ -1,0 +1,77 @@
+// The traffic of a parallel run per group kind (TP, PP, DP), counted from its trace, and
+// the traffic the seed's step implies (shared/reference/torch/README.md states it for the
+// seed: stage 0 of TP2 PP2 DP2 does 2 TP all_reduces forward, 1 PP send, 1 PP recv, 1 TP
+// all_reduce backward and 8 DP all_reduces). The CLI prints the first and checks it
+// against the second; the tests assert them equal, rank by rank.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "model/parallel_layout.hpp"
+#include "traces/event.hpp"
+
+namespace ranklab {
+
+/// A number of operations and their payload bytes.
+struct OpTally {
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+
+  void add(std::uint64_t op_bytes) {
+    ++count;
+    bytes += op_bytes;
+  }
+  OpTally& operator+=(const OpTally& other);
+  friend bool operator==(const OpTally&, const OpTally&) = default;
+};
+
+/// One rank's operations on the groups of one kind, by operation.
+struct KindTraffic {
+  OpTally all_reduce;
+  OpTally send;
+  OpTally recv;
+  OpTally other;  ///< any other operation on a group of this kind
+
+  /// Every operation, and every byte, of the four tallies.
+  OpTally total() const;
+  KindTraffic& operator+=(const KindTraffic& other);
+  friend bool operator==(const KindTraffic&, const KindTraffic&) = default;
+};
+
+/// One rank's traffic, indexed by GroupKind.
+struct RankTraffic {
+  std::array<KindTraffic, 3> kinds;
+
+  KindTraffic& operator[](GroupKind kind) { return kinds[static_cast<std::size_t>(kind)]; }
+  const KindTraffic& operator[](GroupKind kind) const {
+    return kinds[static_cast<std::size_t>(kind)];
+  }
+  friend bool operator==(const RankTraffic&, const RankTraffic&) = default;
+};
+
+/// The kind of a group from its name ("tp[0,1]" -> tp); nullopt for other groups (world).
+std::optional<GroupKind> group_kind_of(std::string_view group_name);
+
+/// Each rank's completed operations on TP, PP and DP groups (others are not counted).
+/// Throws UsageError if an event names a group the header does not list.
+std::vector<RankTraffic> count_traffic(const Trace& trace);
+
+/// The sum over ranks of one kind.
+KindTraffic total_traffic(const std::vector<RankTraffic>& ranks, GroupKind kind);
+
+/// What the step of model/parallel_step.hpp sends from `rank` with direct collectives, for
+/// `config` training `shape` (the shape the mode trains) in elements of `element_bytes`:
+///   TP (TP > 1): one all_reduce of [rows, H] per stage layer forward, and one per stage
+///                layer backward except layer 0 of stage 0
+///   PP (PP > 1): stage p > 0 receives [rows, H] and sends its gradient back; stage
+///                p < PP-1 sends [rows, H] and receives its gradient
+///   DP (DP > 1): per stage layer, one all_reduce each of w1 [I/TP, H], b1 [I/TP],
+///                w2 [H, I/TP] and b2 [H]
+RankTraffic expected_traffic(const ParallelConfig& config, const ModelShape& shape,
+                             std::size_t element_bytes, int rank);
+
+}  // namespace ranklab
