@@ -336,6 +336,7 @@ void Fabric::rank_failed(int rank, std::exception_ptr error) {
 void Fabric::check_for_deadlock() {
   if (verdict_ != RunStatus::ok || live_ == 0 || blocked_ != live_) return;
   const detail::WaitGraph graph = build_wait_graph();
+  if (declare_order_mismatch(graph)) return;  // collectives of two groups in opposite orders
   std::string details = deadlock_details(graph, /*watchdog_rank=*/-1);
   abort(RunStatus::deadlock, -1, nullptr, deadlock_summary(graph), std::move(details));
 }
