@@ -342,7 +342,6 @@ void Fabric::check_for_deadlock() {
 }
 
 void Fabric::declare_watchdog(int rank, const Operation& op) {
-  if (declare_order_mismatch(graph)) return;  // collectives of two groups in opposite orders
   const detail::WaitGraph graph = build_wait_graph();
   std::string summary = fmt::format("watchdog: rank {} waited more than {} ms in {}", rank,
                                     options_.timeout.count(), describe_pending(op));
