@@ -108,6 +108,13 @@ Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requeste
   CollectiveFingerprint fingerprint{.signature = make_signature(args, size(), rank())};
   const Algorithm algorithm = resolve_algorithm(args.op, requested, algorithm_, size());
   fingerprint.algorithm = std::string(to_string(algorithm));
+  // The fabric's native all_to_all copies block by block between the members' buffers, so
+  // one buffer for input and output would be overwritten before it is sent.
+  RANKLAB_CHECK(algorithm != Algorithm::direct || args.op != OpKind::all_to_all ||
+                    size() == 1 ||
+                    !overlaps(args.input.data, args.input.bytes(), args.output.data,
+                              args.output.bytes()),
+                "all_to_all in place runs only with algorithm pairwise, not direct");
   const CollectiveScope scope(*backend_, fingerprint);
   if (algorithm == Algorithm::direct) return backend_->native_collective(args);
   run_p2p_algorithm(*backend_, algorithm, args, scope.tag());

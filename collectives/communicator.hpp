@@ -66,7 +66,9 @@ class Communicator {
     return irecv(as_mutable_buffer(data), src, tag);
   }
 
-  // Collectives: the i-prefixed forms return a Work; the plain forms wait for it.
+  // Collectives: the i-prefixed forms return a Work; the plain forms wait for it. With a
+  // point-to-point algorithm (ring, tree, ...) the i-form runs the whole message script
+  // before it returns, so its Work is already complete; only `direct` overlaps.
   Work ibarrier(const BarrierOptions& options = {});
   Work iall_reduce(MutableBuffer data, const AllReduceOptions& options = {});
   Work ibroadcast(MutableBuffer data, const BroadcastOptions& options = {});

@@ -15,7 +15,7 @@
 // whose ranks are all inside collectives of more than one group is an ordering mismatch,
 // reported as one (exit 4) rather than as a plain deadlock.
 #include <algorithm>
-#include <set>
+#include <optional>
 
 #include "emulator/detail/wait_graph.hpp"
 #include "emulator/errors.hpp"
@@ -26,10 +26,10 @@ namespace ranklab {
 
 std::string describe(const CollectiveFingerprint& fingerprint) {
   const CollectiveSignature& sig = fingerprint.signature;
-  std::string text = fingerprint.per_peer_counts
-                         ? fmt::format("{}_v({}, counts per peer)", to_string(sig.op),
-                                       to_string(sig.dtype))
-                         : describe(sig);
+  std::string text =
+      fingerprint.per_peer_counts
+          ? fmt::format("{}_v({}, counts per peer)", to_string(sig.op), to_string(sig.dtype))
+          : describe(sig);
   if (!fingerprint.algorithm.empty()) text += " via " + fingerprint.algorithm;
   return text;
 }
@@ -39,19 +39,21 @@ namespace {
 // The fingerprint most members posted (ties: the lowest group rank's), against which the
 // others are judged, as the native check does.
 const CollectiveFingerprint& reference_of(const detail::FingerprintSlot& slot) {
-  const CollectiveFingerprint* best = nullptr;
-  int best_votes = 0;
+  // Votes per distinct fingerprint, in order of first appearance: linear in the members.
+  std::vector<std::pair<const CollectiveFingerprint*, int>> votes;
   for (const auto& m : slot.members) {
     if (!m) continue;
-    const int votes = static_cast<int>(std::count_if(
-        slot.members.begin(), slot.members.end(),
-        [&](const auto& other) { return other && other->fingerprint == m->fingerprint; }));
-    if (votes > best_votes) {
-      best = &m->fingerprint;
-      best_votes = votes;
+    auto it = std::find_if(votes.begin(), votes.end(),
+                           [&](const auto& v) { return *v.first == m->fingerprint; });
+    if (it == votes.end()) {
+      votes.emplace_back(&m->fingerprint, 1);
+    } else {
+      ++it->second;
     }
   }
-  return *best;
+  return *std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
+            return a.second < b.second;
+          })->first;
 }
 
 // The side-by-side table of a slot whose members disagree; `culprit` gets the global rank
@@ -102,12 +104,14 @@ std::uint64_t Fabric::begin_collective(int rank, const Group& group,
   auto& slots = book.slots[group.id()];
   detail::FingerprintSlot& slot = slots[seq];
   if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(group.size()));
-  slot.members[static_cast<std::size_t>(me)] = detail::PostedFingerprint{fingerprint, ranks_[r]->next_seq};
+  slot.members[static_cast<std::size_t>(me)] =
+      detail::PostedFingerprint{fingerprint, ranks_[r]->next_seq};
   ++slot.arrived;
-  const CollectiveFingerprint& reference = reference_of(slot);
-  const bool agree = std::all_of(slot.members.begin(), slot.members.end(), [&](const auto& m) {
-    return !m || m->fingerprint == reference;
-  });
+  if (slot.first < 0) slot.first = me;
+  // Everyone who posted before agreed with the first poster (or the run would have ended),
+  // so comparing with it is enough: O(1) per arrival, as in the native check.
+  const bool agree =
+      slot.members[static_cast<std::size_t>(slot.first)]->fingerprint == fingerprint;
   if (!agree) {
     int culprit = -1;
     std::string table = mismatch_table(group, seq, slot, culprit);
@@ -123,7 +127,8 @@ void Fabric::end_collective(int rank) noexcept {
   try {
     Lock lock(mutex_);
     auto& inside = fingerprints_.inside;
-    if (static_cast<std::size_t>(rank) < inside.size()) inside[static_cast<std::size_t>(rank)].reset();
+    if (static_cast<std::size_t>(rank) < inside.size())
+      inside[static_cast<std::size_t>(rank)].reset();
   } catch (...) {  // only a fiber-mutex misuse can throw; nothing to undo then
   }
 }
@@ -137,6 +142,20 @@ struct Whereabouts {
   std::string call;
 };
 
+// A blocked rank is inside a native collective (its pending operation says which) or inside
+// a point-to-point one (its fingerprint says which); otherwise, say in a user receive, nothing.
+std::optional<Whereabouts> whereabouts_of(const detail::RankSlot& slot,
+                                          const std::optional<detail::InsideCollective>& inside) {
+  const detail::Operation* op = slot.waiting_on;
+  if (slot.state != detail::RankState::blocked || op == nullptr) return std::nullopt;
+  if (!is_point_to_point(op->kind)) {
+    return Whereabouts{op->group, static_cast<std::uint64_t>(op->coll_seq),
+                       describe(op->signature) + " via direct"};
+  }
+  if (!inside || inside->group != op->group) return std::nullopt;
+  return Whereabouts{inside->group, inside->seq, describe(inside->fingerprint)};
+}
+
 std::string list_groups(const std::vector<std::string>& names) {
   std::string out;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -145,32 +164,32 @@ std::string list_groups(const std::vector<std::string>& names) {
   return out;
 }
 
+// The table of a cycle (ranks[i] waits for cycle[i + 1]); `culprit` is marked.
+std::string order_table(const std::vector<int>& cycle, const std::vector<Whereabouts>& where,
+                        const std::string& groups, int culprit) {
+  std::string table = fmt::format(
+      "collective order mismatch: ranks call collectives on {} in opposite orders, so each "
+      "waits for a rank that is inside a collective of another group\n"
+      "  {:>4}  {:>9}  {}\n",
+      groups, "rank", "waits for", "inside");
+  for (std::size_t i = 0; i < where.size(); ++i) {
+    table += fmt::format("  {:>4}  {:>9}  {} #{}: {}{}\n", cycle[i], cycle[i + 1],
+                         where[i].group->name(), where[i].seq, where[i].call,
+                         cycle[i] == culprit ? "   <-- differs" : "");
+  }
+  return table + fmt::format("first rank that differs: {}", culprit);
+}
+
 }  // namespace
 
 bool Fabric::declare_order_mismatch(const detail::WaitGraph& graph) {
-  // A blocked rank is inside a native collective (its pending operation says which) or
-  // inside a point-to-point one (its fingerprint says which).
-  auto whereabouts = [&](int r) -> std::optional<Whereabouts> {
-    const auto& slot = *ranks_[static_cast<std::size_t>(r)];
-    const detail::Operation* op = slot.waiting_on;
-    if (slot.state != RankState::blocked || op == nullptr) return std::nullopt;
-    if (!is_point_to_point(op->kind)) {
-      return Whereabouts{op->group, static_cast<std::uint64_t>(op->coll_seq),
-                         describe(op->signature) + " via direct"};
-    }
-    const auto& inside = fingerprints_.inside;
-    if (static_cast<std::size_t>(r) >= inside.size() || !inside[static_cast<std::size_t>(r)]) {
-      return std::nullopt;
-    }
-    const auto& in = *inside[static_cast<std::size_t>(r)];
-    if (in.group != op->group) return std::nullopt;
-    return Whereabouts{in.group, in.seq, describe(in.fingerprint)};
-  };
+  const auto& inside = fingerprints_.inside;
   for (const auto& cycle : graph.cycles) {
-    std::vector<int> ranks(cycle.begin(), cycle.end() - 1);  // the first node is repeated
+    const std::vector<int> ranks(cycle.begin(), cycle.end() - 1);  // the first node repeats
     std::vector<Whereabouts> where;
     for (int r : ranks) {
-      auto w = whereabouts(r);
+      const auto i = static_cast<std::size_t>(r);
+      auto w = whereabouts_of(*ranks_[i], i < inside.size() ? inside[i] : std::nullopt);
       if (!w) break;
       where.push_back(std::move(*w));
     }
@@ -183,27 +202,18 @@ bool Fabric::declare_order_mismatch(const detail::WaitGraph& graph) {
     }
     if (groups.size() < 2) continue;  // one group: an ordinary deadlock inside a collective
 
-    // Judge against the group of the lowest rank of the cycle.
+    // Judged against the group of the cycle's lowest rank: the lowest rank elsewhere differs.
     const auto lowest = std::min_element(ranks.begin(), ranks.end()) - ranks.begin();
     const Group* reference = where[static_cast<std::size_t>(lowest)].group;
     int culprit = -1;
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       if (where[i].group != reference && (culprit < 0 || ranks[i] < culprit)) culprit = ranks[i];
     }
-    std::string table = fmt::format(
-        "collective order mismatch: ranks call collectives on {} in opposite orders, so each "
-        "waits for a rank that is inside a collective of another group\n"
-        "  {:>4}  {:>9}  {}\n",
-        list_groups(groups), "rank", "waits for", "inside");
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-      table += fmt::format("  {:>4}  {:>9}  {} #{}: {}{}\n", ranks[i], cycle[i + 1],
-                           where[i].group->name(), where[i].seq, where[i].call,
-                           ranks[i] == culprit ? "   <-- differs" : "");
-    }
-    table += fmt::format("first rank that differs: {}", culprit);
+    std::string table = order_table(cycle, where, list_groups(groups), culprit);
     mismatch_culprit_ = culprit;
-    std::string summary = fmt::format("collective order mismatch: {} called in opposite orders ({})",
-                                      list_groups(groups), detail::format_cycle(cycle));
+    std::string summary =
+        fmt::format("collective order mismatch: {} called in opposite orders ({})",
+                    list_groups(groups), detail::format_cycle(cycle));
     std::string details = table + "\n\n" + deadlock_details(graph, /*watchdog_rank=*/-1);
     abort(RunStatus::mismatch, culprit, std::make_exception_ptr(MismatchError(table)),
           std::move(summary), std::move(details));

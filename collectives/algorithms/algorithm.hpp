@@ -40,7 +40,8 @@ bool implements(Algorithm algorithm, OpKind op);
 Algorithm resolve_algorithm(OpKind op, Algorithm requested, Algorithm fallback, int group_size);
 
 /// Runs `args` over `backend` with `algorithm` (neither `direct` nor `automatic`) as sends
-/// and receives tagged `tag`. Collectives of zero elements send nothing.
+/// and receives tagged `tag`, and returns when this rank's part is done (there is no
+/// progress engine to run a script in the background). Zero-element calls send nothing.
 void run_p2p_algorithm(Backend& backend, Algorithm algorithm, const CollectiveArgs& args, int tag);
 
 // The algorithms. `args` has passed make_signature's shape checks.

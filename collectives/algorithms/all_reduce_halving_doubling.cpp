@@ -64,14 +64,15 @@ std::vector<Range> reduce_scatter_halving(PeerLink& link, const PowerOfTwoFold& 
 }
 
 // Recursive doubling of the ranges held, replaying `history` backwards.
-void all_gather_doubling(PeerLink& link, const PowerOfTwoFold& fold, std::byte* data,
-                         std::size_t n, std::vector<Range> history, Range held) {
+void all_gather_doubling(PeerLink& link, const PowerOfTwoFold& fold, std::byte* data, std::size_t n,
+                         std::vector<Range> history, Range held) {
   const int me = fold.newrank(), pof2 = fold.pof2();
   for (int mask = pof2 / 2; mask >= 1; mask /= 2) {
     const Range parent = history.back();
     history.pop_back();
     // The partner holds the other half of the range both held before this step's halving.
-    const Range theirs = held.lo == parent.lo ? Range{held.hi, parent.hi} : Range{parent.lo, held.lo};
+    const Range theirs =
+        held.lo == parent.lo ? Range{held.hi, parent.hi} : Range{parent.lo, held.lo};
     const Block mine = block_span(n, pof2, held.lo, held.hi);
     const Block other = block_span(n, pof2, theirs.lo, theirs.hi);
     const int peer = fold.rank_of(me ^ mask);
@@ -92,8 +93,7 @@ void all_reduce_halving_doubling(PeerLink& link, const CollectiveArgs& args) {
   fold.fold_in(link, data, n, incoming.data());
   if (fold.newrank() >= 0) {
     Range held{0, fold.pof2()};
-    std::vector<Range> history =
-        reduce_scatter_halving(link, fold, data, n, incoming.data(), held);
+    std::vector<Range> history = reduce_scatter_halving(link, fold, data, n, incoming.data(), held);
     const Block own = even_block(n, fold.pof2(), held.lo);
     link.finish(data + link.bytes(own.offset), own.count);
     all_gather_doubling(link, fold, data, n, std::move(history), held);

@@ -68,7 +68,8 @@ CollectiveFingerprint all_to_all_v_fingerprint(const CollectiveArgs& args,
   RANKLAB_CHECK(args.input.dtype == args.output.dtype, "all_to_all_v: input is {} but output is {}",
                 to_string(args.input.dtype), to_string(args.output.dtype));
   const std::size_t sent = std::accumulate(counts.send.begin(), counts.send.end(), std::size_t{0});
-  const std::size_t received = std::accumulate(counts.recv.begin(), counts.recv.end(), std::size_t{0});
+  const std::size_t received =
+      std::accumulate(counts.recv.begin(), counts.recv.end(), std::size_t{0});
   RANKLAB_CHECK(sent == args.input.count && received == args.output.count,
                 "all_to_all_v: the counts add up to {} sent and {} received, but the input holds "
                 "{} and the output {} elements",

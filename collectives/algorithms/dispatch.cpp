@@ -56,8 +56,9 @@ bool implements(Algorithm algorithm, OpKind op) {
 
 Algorithm resolve_algorithm(OpKind op, Algorithm requested, Algorithm fallback, int group_size) {
   if (requested != Algorithm::automatic) {
-    RANKLAB_CHECK(implements(requested, op), "algorithm {} does not implement {} (it implements {})",
-                  to_string(requested), to_string(op), implemented_by(requested));
+    RANKLAB_CHECK(implements(requested, op),
+                  "algorithm {} does not implement {} (it implements {})", to_string(requested),
+                  to_string(op), implemented_by(requested));
     return group_size == 1 ? Algorithm::direct : requested;
   }
   if (group_size == 1 || !implements(fallback, op)) return Algorithm::direct;
@@ -71,9 +72,9 @@ void run_p2p_algorithm(Backend& backend, Algorithm algorithm, const CollectiveAr
   const CollectiveSignature sig = make_signature(args, backend.size(), backend.rank());
   // Nothing to move: the fingerprint, posted already, has ordered the call.
   if (sig.count == 0 && args.op != OpKind::barrier) return;
-  PeerLink link(backend, tag, sig.dtype, args.reduce_op,
-                fmt::format("{} via {} in {}", to_string(args.op), to_string(algorithm),
-                            backend.name()));
+  PeerLink link(
+      backend, tag, sig.dtype, args.reduce_op,
+      fmt::format("{} via {} in {}", to_string(args.op), to_string(algorithm), backend.name()));
   entry->run(link, args);
 }
 

@@ -1,10 +1,10 @@
 #include "collectives/algorithms/peer_link.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "emulator/errors.hpp"
 #include "emulator/reduce_kernel.hpp"
@@ -25,10 +25,9 @@ void for_ranges(std::size_t count, std::size_t elem, Body body) {
     return;
   }
   const std::size_t grain = std::max<std::size_t>(1, kGrainBytes / elem);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, grain),
-                    [&](const tbb::blocked_range<std::size_t>& r) {
-                      body(r.begin(), r.end() - r.begin());
-                    });
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, count, grain),
+      [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end() - r.begin()); });
 }
 
 }  // namespace
@@ -65,11 +64,11 @@ void PeerLink::exchange(const std::byte* out, std::size_t out_count, int dst, st
 void PeerLink::check_received(const Work& work, std::size_t expected, int src) const {
   const std::size_t got = work.status().count;
   if (got == expected) return;
-  throw MismatchError(fmt::format(
-      "{}: rank {} expected {} x {} from rank {} (tag {:#x}), but rank {} sent {}: the "
-      "members' calls disagree",
-      what_, backend_.global_rank(rank_), expected, to_string(dtype_),
-      backend_.global_rank(src), tag_, backend_.global_rank(src), got));
+  throw MismatchError(
+      fmt::format("{}: rank {} expected {} x {} from rank {} (tag {:#x}), but rank {} sent {}: the "
+                  "members' calls disagree",
+                  what_, backend_.global_rank(rank_), expected, to_string(dtype_),
+                  backend_.global_rank(src), tag_, backend_.global_rank(src), got));
 }
 
 void PeerLink::reduce(std::byte* acc, const std::byte* operand, std::size_t count) const {

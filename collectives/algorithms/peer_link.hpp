@@ -49,7 +49,9 @@ class PeerLink {
   void finish(std::byte* data, std::size_t count) const;
 
   /// A scratch buffer of `count` elements.
-  std::vector<std::byte> scratch(std::size_t count) const { return std::vector<std::byte>(bytes(count)); }
+  std::vector<std::byte> scratch(std::size_t count) const {
+    return std::vector<std::byte>(bytes(count));
+  }
 
  private:
   void check_received(const Work& work, std::size_t expected, int src) const;

@@ -21,6 +21,7 @@ struct PostedFingerprint {
 struct FingerprintSlot {
   std::vector<std::optional<PostedFingerprint>> members;  ///< by group rank
   int arrived = 0;
+  int first = -1;  ///< group rank of the first to post: later ones are checked against it
 };
 
 /// The collective a rank is running as point-to-point messages (between begin_collective

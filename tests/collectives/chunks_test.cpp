@@ -1,9 +1,10 @@
 // The arithmetic the algorithms share: blocks, binomial trees, the power-of-two fold.
+#include "collectives/algorithms/chunks.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "collectives/algorithms/chunks.hpp"
 #include "collectives/algorithms/fold.hpp"
 
 namespace ranklab {
@@ -45,7 +46,8 @@ TEST(Chunks, BinomialSubtreesPartitionTheRanks) {
       EXPECT_LT(vr - parent, subtree_span(parent, p)) << "p " << p << " vr " << vr;
       // vr's subtree is its own block plus its children's subtrees.
       int covered = 1;
-      for (int m = 1; m < subtree_span(vr, p) && vr + m < p; m *= 2) covered += subtree_size(vr + m, p);
+      for (int m = 1; m < subtree_span(vr, p) && vr + m < p; m *= 2)
+        covered += subtree_size(vr + m, p);
       EXPECT_EQ(covered, subtree_size(vr, p)) << "p " << p << " vr " << vr;
     }
   }

@@ -9,8 +9,7 @@ namespace ranklab::testing {
 namespace {
 
 // Runs `fn` on `world` ranks, expects a mismatch and returns the report's details.
-std::string expect_mismatch(int world, const std::function<void(Communicator&)>& fn,
-                            int culprit) {
+std::string expect_mismatch(int world, const std::function<void(Communicator&)>& fn, int culprit) {
   const RunReport report = run_ranks(ClusterOptions{.world_size = world}, fn);
   EXPECT_EQ(report.status, RunStatus::mismatch) << report.summary << "\n" << report.details;
   EXPECT_EQ(exit_code(report.status), 4);
@@ -19,7 +18,8 @@ std::string expect_mismatch(int world, const std::function<void(Communicator&)>&
 }
 
 void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "expected to find: " << part << "\nin:\n" << text;
+  EXPECT_NE(text.find(part), std::string::npos) << "expected to find: " << part << "\nin:\n"
+                                                << text;
 }
 
 class FingerprintTest : public ::testing::TestWithParam<Algorithm> {};
@@ -27,10 +27,13 @@ class FingerprintTest : public ::testing::TestWithParam<Algorithm> {};
 //! A count that differs on one rank: the table lists every call and marks that rank.
 TEST_P(FingerprintTest, CountMismatchNamesTheRank) {
   const Algorithm algorithm = GetParam();
-  const std::string details = expect_mismatch(4, [&](Communicator& comm) {
-    std::vector<float> data(comm.rank() == 2 ? 16 : 8, 1.0f);
-    comm.all_reduce(std::span<float>(data), {.algorithm = algorithm});
-  }, /*culprit=*/2);
+  const std::string details = expect_mismatch(
+      4,
+      [&](Communicator& comm) {
+        std::vector<float> data(comm.rank() == 2 ? 16 : 8, 1.0f);
+        comm.all_reduce(std::span<float>(data), {.algorithm = algorithm});
+      },
+      /*culprit=*/2);
   const std::string via = " via " + std::string(to_string(algorithm));
   expect_contains(details, "collective mismatch in world collective #0: the members' calls differ");
   expect_contains(details, "all_reduce(sum, f32, count=8)" + via);
@@ -41,30 +44,39 @@ TEST_P(FingerprintTest, CountMismatchNamesTheRank) {
 //! Different ops, reduce ops and dtypes are caught the same way.
 TEST_P(FingerprintTest, OpReduceOpAndDtypeMismatches) {
   const Algorithm algorithm = GetParam();
-  const std::string op = expect_mismatch(3, [&](Communicator& comm) {
-    std::vector<float> data(4, 1.0f);
-    if (comm.rank() == 1) {
-      comm.broadcast(std::span<float>(data));
-    } else {
-      comm.all_reduce(std::span<float>(data), {.algorithm = algorithm});
-    }
-  }, /*culprit=*/1);
+  const std::string op = expect_mismatch(
+      3,
+      [&](Communicator& comm) {
+        std::vector<float> data(4, 1.0f);
+        if (comm.rank() == 1) {
+          comm.broadcast(std::span<float>(data));
+        } else {
+          comm.all_reduce(std::span<float>(data), {.algorithm = algorithm});
+        }
+      },
+      /*culprit=*/1);
   expect_contains(op, "broadcast(f32, count=4, root=0) via direct   <-- differs");
-  const std::string reduce_op = expect_mismatch(3, [&](Communicator& comm) {
-    std::vector<float> data(4, 1.0f);
-    const ReduceOp which = comm.rank() == 2 ? ReduceOp::max : ReduceOp::sum;
-    comm.all_reduce(std::span<float>(data), {.op = which, .algorithm = algorithm});
-  }, /*culprit=*/2);
+  const std::string reduce_op = expect_mismatch(
+      3,
+      [&](Communicator& comm) {
+        std::vector<float> data(4, 1.0f);
+        const ReduceOp which = comm.rank() == 2 ? ReduceOp::max : ReduceOp::sum;
+        comm.all_reduce(std::span<float>(data), {.op = which, .algorithm = algorithm});
+      },
+      /*culprit=*/2);
   expect_contains(reduce_op, "all_reduce(max, f32, count=4)");
-  const std::string dtype = expect_mismatch(2, [&](Communicator& comm) {
-    std::vector<double> wide(4, 1.0);
-    std::vector<float> narrow(4, 1.0f);
-    if (comm.rank() == 1) {
-      comm.all_reduce(std::span<double>(wide), {.algorithm = algorithm});
-    } else {
-      comm.all_reduce(std::span<float>(narrow), {.algorithm = algorithm});
-    }
-  }, /*culprit=*/1);
+  const std::string dtype = expect_mismatch(
+      2,
+      [&](Communicator& comm) {
+        std::vector<double> wide(4, 1.0);
+        std::vector<float> narrow(4, 1.0f);
+        if (comm.rank() == 1) {
+          comm.all_reduce(std::span<double>(wide), {.algorithm = algorithm});
+        } else {
+          comm.all_reduce(std::span<float>(narrow), {.algorithm = algorithm});
+        }
+      },
+      /*culprit=*/1);
   expect_contains(dtype, "all_reduce(sum, f64, count=4)");
 }
 
@@ -72,10 +84,14 @@ TEST_P(FingerprintTest, OpReduceOpAndDtypeMismatches) {
 TEST_P(FingerprintTest, AlgorithmMismatch) {
   const Algorithm algorithm = GetParam();
   const Algorithm other = algorithm == Algorithm::direct ? Algorithm::ring : Algorithm::direct;
-  const std::string details = expect_mismatch(3, [&](Communicator& comm) {
-    std::vector<float> data(4, 1.0f);
-    comm.all_reduce(std::span<float>(data), {.algorithm = comm.rank() == 1 ? other : algorithm});
-  }, /*culprit=*/1);
+  const std::string details = expect_mismatch(
+      3,
+      [&](Communicator& comm) {
+        std::vector<float> data(4, 1.0f);
+        comm.all_reduce(std::span<float>(data),
+                        {.algorithm = comm.rank() == 1 ? other : algorithm});
+      },
+      /*culprit=*/1);
   expect_contains(details, "via " + std::string(to_string(other)) + "   <-- differs");
 }
 
@@ -83,17 +99,21 @@ TEST_P(FingerprintTest, AlgorithmMismatch) {
 //! groups and the first rank that differs, not a bare deadlock.
 TEST_P(FingerprintTest, OppositeOrderAcrossGroups) {
   const Algorithm algorithm = GetParam();
-  const std::string details = expect_mismatch(2, [&](Communicator& comm) {
-    const int pair[] = {0, 1};
-    Communicator a = comm.new_group(pair, "a");
-    Communicator b = comm.new_group(pair, "b");
-    std::vector<float> data(4, 1.0f);
-    Communicator& first = comm.rank() == 0 ? a : b;
-    Communicator& second = comm.rank() == 0 ? b : a;
-    first.all_reduce(std::span<float>(data), {.algorithm = algorithm});
-    second.all_reduce(std::span<float>(data), {.algorithm = algorithm});
-  }, /*culprit=*/1);
-  expect_contains(details, "collective order mismatch: ranks call collectives on a[0,1] and b[0,1]");
+  const std::string details = expect_mismatch(
+      2,
+      [&](Communicator& comm) {
+        const int pair[] = {0, 1};
+        Communicator a = comm.new_group(pair, "a");
+        Communicator b = comm.new_group(pair, "b");
+        std::vector<float> data(4, 1.0f);
+        Communicator& first = comm.rank() == 0 ? a : b;
+        Communicator& second = comm.rank() == 0 ? b : a;
+        first.all_reduce(std::span<float>(data), {.algorithm = algorithm});
+        second.all_reduce(std::span<float>(data), {.algorithm = algorithm});
+      },
+      /*culprit=*/1);
+  expect_contains(details,
+                  "collective order mismatch: ranks call collectives on a[0,1] and b[0,1]");
   expect_contains(details, "b[0,1] #0: all_reduce(sum, f32, count=4) via " +
                                std::string(to_string(algorithm)) + "   <-- differs");
   expect_contains(details, "first rank that differs: 1");
@@ -102,14 +122,17 @@ TEST_P(FingerprintTest, OppositeOrderAcrossGroups) {
 //! The same with a larger world: a pair group and the world, three bystanders waiting.
 TEST_P(FingerprintTest, OppositeOrderBetweenSubgroupAndWorld) {
   const Algorithm algorithm = GetParam();
-  const std::string details = expect_mismatch(5, [&](Communicator& comm) {
-    const int pair[] = {0, 1};
-    Communicator tp = comm.new_group(pair, "tp");
-    std::vector<float> data(4, 1.0f);
-    if (comm.rank() == 1) comm.all_reduce(std::span<float>(data), {.algorithm = algorithm});
-    if (tp.is_member()) tp.all_reduce(std::span<float>(data), {.algorithm = algorithm});
-    if (comm.rank() != 1) comm.all_reduce(std::span<float>(data), {.algorithm = algorithm});
-  }, /*culprit=*/1);
+  const std::string details = expect_mismatch(
+      5,
+      [&](Communicator& comm) {
+        const int pair[] = {0, 1};
+        Communicator tp = comm.new_group(pair, "tp");
+        std::vector<float> data(4, 1.0f);
+        if (comm.rank() == 1) comm.all_reduce(std::span<float>(data), {.algorithm = algorithm});
+        if (tp.is_member()) tp.all_reduce(std::span<float>(data), {.algorithm = algorithm});
+        if (comm.rank() != 1) comm.all_reduce(std::span<float>(data), {.algorithm = algorithm});
+      },
+      /*culprit=*/1);
   expect_contains(details, "tp[0,1] and world");
 }
 
@@ -124,11 +147,14 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, FingerprintTest,
 
 //! A root that differs is a mismatch for tree algorithms too.
 TEST(FingerprintRoots, TreeBroadcastRootMismatch) {
-  const std::string details = expect_mismatch(4, [](Communicator& comm) {
-    std::vector<std::int32_t> data(3, 1);
-    comm.broadcast(std::span<std::int32_t>(data),
-                   {.root = comm.rank() == 3 ? 1 : 0, .algorithm = Algorithm::tree});
-  }, /*culprit=*/3);
+  const std::string details = expect_mismatch(
+      4,
+      [](Communicator& comm) {
+        std::vector<std::int32_t> data(3, 1);
+        comm.broadcast(std::span<std::int32_t>(data),
+                       {.root = comm.rank() == 3 ? 1 : 0, .algorithm = Algorithm::tree});
+      },
+      /*culprit=*/3);
   expect_contains(details, "broadcast(i32, count=3, root=1) via tree   <-- differs");
 }
 

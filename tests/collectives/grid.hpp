@@ -2,19 +2,19 @@
 // input patterns, and the naive reference every algorithm is compared with.
 #pragma once
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <span>
-#include <string_view>
 #include <limits>
+#include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include "collectives/communicator.hpp"
 #include "tests/support/cluster_fixture.hpp"
@@ -65,11 +65,16 @@ inline std::string case_name(const ::testing::TestParamInfo<GridCase>& info) {
 template <typename Fn>
 void with_type(DataType dtype, Fn&& fn) {
   switch (dtype) {
-    case DataType::f32: return fn(std::type_identity<float>{});
-    case DataType::f64: return fn(std::type_identity<double>{});
-    case DataType::i32: return fn(std::type_identity<std::int32_t>{});
-    case DataType::i64: return fn(std::type_identity<std::int64_t>{});
-    case DataType::u8: break;
+    case DataType::f32:
+      return fn(std::type_identity<float>{});
+    case DataType::f64:
+      return fn(std::type_identity<double>{});
+    case DataType::i32:
+      return fn(std::type_identity<std::int32_t>{});
+    case DataType::i64:
+      return fn(std::type_identity<std::int64_t>{});
+    case DataType::u8:
+      break;
   }
   FAIL() << "unsupported dtype " << to_string(dtype);
 }
@@ -105,12 +110,16 @@ T reduction_input(ReduceOp op, int p, int rank, std::size_t i) {
   const auto k = static_cast<std::int64_t>(i);
   if (op == ReduceOp::prod) {
     const std::int64_t m = (r + k) % 3;
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(m == 0 ? 2 : 1);
-    else return static_cast<T>(1) + static_cast<T>(m) / static_cast<T>(8);
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(m == 0 ? 2 : 1);
+    else
+      return static_cast<T>(1) + static_cast<T>(m) / static_cast<T>(8);
   }
   const std::int64_t base = ((r + k) % n) * kStride + k - kStride;
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(base);
-  else return static_cast<T>(base) / static_cast<T>(3);
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(base);
+  else
+    return static_cast<T>(base) / static_cast<T>(3);
 }
 
 template <typename T>
@@ -130,10 +139,14 @@ template <typename T>
 T combine(ReduceOp op, T a, T b) {
   switch (op) {
     case ReduceOp::sum:
-    case ReduceOp::avg: return static_cast<T>(a + b);
-    case ReduceOp::prod: return static_cast<T>(a * b);
-    case ReduceOp::min: return std::min(a, b);
-    case ReduceOp::max: return std::max(a, b);
+    case ReduceOp::avg:
+      return static_cast<T>(a + b);
+    case ReduceOp::prod:
+      return static_cast<T>(a * b);
+    case ReduceOp::min:
+      return std::min(a, b);
+    case ReduceOp::max:
+      return std::max(a, b);
   }
   return a;
 }

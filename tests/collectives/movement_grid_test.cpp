@@ -12,10 +12,13 @@ namespace {
 using Errors = std::vector<std::string>;
 
 template <typename T>
-std::string first_difference(std::span<const T> got, std::span<const T> want, std::string_view what) {
-  if (got.size() != want.size()) return fmt::format("{}: {} elements, expected {}", what, got.size(), want.size());
+std::string first_difference(std::span<const T> got, std::span<const T> want,
+                             std::string_view what) {
+  if (got.size() != want.size())
+    return fmt::format("{}: {} elements, expected {}", what, got.size(), want.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
-    if (got[i] != want[i]) return fmt::format("{} element {}: got {} expected {}", what, i, got[i], want[i]);
+    if (got[i] != want[i])
+      return fmt::format("{} element {}: got {} expected {}", what, i, got[i], want[i]);
   }
   return {};
 }
@@ -42,7 +45,9 @@ class ScatterGrid : public ::testing::TestWithParam<GridCase> {};
 class AllToAllGrid : public ::testing::TestWithParam<GridCase> {};
 class AllToAllVGrid : public ::testing::TestWithParam<GridCase> {};
 
-int root_of(const GridCase& c) { return static_cast<int>(c.count % static_cast<std::size_t>(c.world)); }
+int root_of(const GridCase& c) {
+  return static_cast<int>(c.count % static_cast<std::size_t>(c.world));
+}
 
 //! broadcast: every rank ends with the root's buffer (root = count mod world).
 TEST_P(BroadcastGrid, EveryRankGetsTheRootsBuffer) {
@@ -55,8 +60,7 @@ TEST_P(BroadcastGrid, EveryRankGetsTheRootsBuffer) {
     run_grid(c.world, [&](Communicator& comm) {
       auto data = comm.rank() == root ? want : pattern<T>(comm.rank(), c.count, 1);
       comm.broadcast(std::span<T>(data), {.root = root, .algorithm = c.algorithm});
-      errors[static_cast<std::size_t>(comm.rank())] =
-          first_difference<T>(data, want, "broadcast");
+      errors[static_cast<std::size_t>(comm.rank())] = first_difference<T>(data, want, "broadcast");
     });
     expect_clean(errors);
   });
@@ -77,7 +81,8 @@ TEST_P(AllGatherGrid, BlockJIsRankJsInput) {
       const auto input = pattern<T>(comm.rank(), c.count);
       std::vector<T> output(want.size());
       comm.all_gather(std::span<const T>(input), std::span<T>(output), {.algorithm = c.algorithm});
-      errors[static_cast<std::size_t>(comm.rank())] = first_difference<T>(output, want, "all_gather");
+      errors[static_cast<std::size_t>(comm.rank())] =
+          first_difference<T>(output, want, "all_gather");
     });
     expect_clean(errors);
   });
@@ -190,11 +195,14 @@ TEST_P(AllToAllVGrid, UnevenBlocksAreTransposed) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Grid, BroadcastGrid,
-                         ::testing::ValuesIn(grid({Algorithm::direct, Algorithm::tree})), case_name);
+                         ::testing::ValuesIn(grid({Algorithm::direct, Algorithm::tree})),
+                         case_name);
 INSTANTIATE_TEST_SUITE_P(Grid, GatherGrid,
-                         ::testing::ValuesIn(grid({Algorithm::direct, Algorithm::tree})), case_name);
+                         ::testing::ValuesIn(grid({Algorithm::direct, Algorithm::tree})),
+                         case_name);
 INSTANTIATE_TEST_SUITE_P(Grid, ScatterGrid,
-                         ::testing::ValuesIn(grid({Algorithm::direct, Algorithm::tree})), case_name);
+                         ::testing::ValuesIn(grid({Algorithm::direct, Algorithm::tree})),
+                         case_name);
 // Block collectives move world x count per rank: 100003 runs on worlds up to 8 only (and
 // all_to_all values stay exact in float: p * p * count < 2^24).
 INSTANTIATE_TEST_SUITE_P(Grid, AllGatherGrid,
@@ -220,9 +228,8 @@ TEST_P(BarrierGrid, NoRankLeavesEarly) {
       comm.barrier({.algorithm = algorithm});
       const int seen = arrived.load();
       if (seen < round * world && errors[static_cast<std::size_t>(comm.rank())].empty()) {
-        errors[static_cast<std::size_t>(comm.rank())] =
-            fmt::format("left barrier {} when only {} of {} arrivals had happened", round, seen,
-                        round * world);
+        errors[static_cast<std::size_t>(comm.rank())] = fmt::format(
+            "left barrier {} when only {} of {} arrivals had happened", round, seen, round * world);
       }
       comm.barrier({.algorithm = algorithm});  // nobody starts the next round early either
     }

@@ -4,8 +4,8 @@
 
 #include "collectives/algorithms/algorithm.hpp"
 #include "collectives/tags.hpp"
-#include "tests/collectives/grid.hpp"
 #include "emulator/errors.hpp"
+#include "tests/collectives/grid.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 
 namespace ranklab::testing {
@@ -16,7 +16,8 @@ RunReport run_two(const std::function<void(Communicator&)>& fn, int world = 2) {
 }
 
 void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "expected to find: " << part << "\nin:\n" << text;
+  EXPECT_NE(text.find(part), std::string::npos) << "expected to find: " << part << "\nin:\n"
+                                                << text;
 }
 
 //! A receive buffer smaller than the message fails both sides, naming both.
@@ -93,10 +94,10 @@ TEST(PointToPoint, UserMessagesDoNotMatchCollectiveMessages) {
 TEST(AllToAllV, CountsThatDisagreeNameBothRanks) {
   const RunReport report = run_two([](Communicator& comm) {
     // Rank 0 sends 3 elements to rank 1, which expects 4.
-    const std::vector<std::size_t> send = comm.rank() == 0 ? std::vector<std::size_t>{1, 3}
-                                                           : std::vector<std::size_t>{2, 1};
-    const std::vector<std::size_t> recv = comm.rank() == 0 ? std::vector<std::size_t>{1, 2}
-                                                           : std::vector<std::size_t>{4, 1};
+    const std::vector<std::size_t> send =
+        comm.rank() == 0 ? std::vector<std::size_t>{1, 3} : std::vector<std::size_t>{2, 1};
+    const std::vector<std::size_t> recv =
+        comm.rank() == 0 ? std::vector<std::size_t>{1, 2} : std::vector<std::size_t>{4, 1};
     std::vector<float> in(send[0] + send[1], 1.0f), out(recv[0] + recv[1]);
     comm.all_to_all_v(as_buffer(std::span<const float>(in)), send,
                       as_mutable_buffer(std::span<float>(out)), recv);
@@ -136,8 +137,8 @@ TEST(Selection, DefaultAlgorithmFallsBackToDirect) {
       ClusterOptions{.world_size = 4},
       [](Communicator& comm) {
         std::vector<float> data(8, 1.0f);
-        comm.broadcast(std::span<float>(data));                                // direct
-        comm.all_reduce(std::span<float>(data));                               // ring
+        comm.broadcast(std::span<float>(data));   // direct
+        comm.all_reduce(std::span<float>(data));  // ring
         comm.all_reduce(std::span<float>(data), {.algorithm = Algorithm::direct});
         EXPECT_EQ(data[7], 16.0f);
       },

@@ -35,7 +35,8 @@ struct Outcome {
 void workload(Communicator& comm, std::vector<std::vector<float>>& out) {
   const int root = 3;
   const auto p = static_cast<std::size_t>(comm.size());
-  for (Algorithm a : {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::halving_doubling}) {
+  for (Algorithm a :
+       {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::halving_doubling}) {
     for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
       auto data = wild_values(comm.rank(), kCount);
       comm.all_reduce(std::span<float>(data), {.op = op, .algorithm = a});
@@ -44,16 +45,20 @@ void workload(Communicator& comm, std::vector<std::vector<float>>& out) {
   }
   const auto all = wild_values(comm.rank(), kCount * p);
   std::vector<float> block(kCount), gathered(kCount * p);
-  comm.reduce_scatter(std::span<const float>(all), std::span<float>(block), {.algorithm = Algorithm::ring});
+  comm.reduce_scatter(std::span<const float>(all), std::span<float>(block),
+                      {.algorithm = Algorithm::ring});
   out.push_back(block);
-  comm.all_gather(std::span<const float>(block), std::span<float>(gathered), {.algorithm = Algorithm::ring});
+  comm.all_gather(std::span<const float>(block), std::span<float>(gathered),
+                  {.algorithm = Algorithm::ring});
   out.push_back(gathered);
   auto reduced = wild_values(comm.rank(), kCount);
-  comm.reduce(as_mutable_buffer(std::span<float>(reduced)), {.root = root, .algorithm = Algorithm::tree});
+  comm.reduce(as_mutable_buffer(std::span<float>(reduced)),
+              {.root = root, .algorithm = Algorithm::tree});
   out.push_back(reduced);
   comm.broadcast(std::span<float>(reduced), {.root = root, .algorithm = Algorithm::tree});
   out.push_back(reduced);
-  comm.gather(as_buffer(std::span<const float>(block)), as_mutable_buffer(std::span<float>(gathered)),
+  comm.gather(as_buffer(std::span<const float>(block)),
+              as_mutable_buffer(std::span<float>(gathered)),
               {.root = root, .algorithm = Algorithm::tree});
   out.push_back(gathered);
   comm.scatter(as_buffer(std::span<const float>(all)), as_mutable_buffer(std::span<float>(block)),
@@ -61,7 +66,8 @@ void workload(Communicator& comm, std::vector<std::vector<float>>& out) {
   out.push_back(block);
   comm.barrier({.algorithm = Algorithm::dissemination});
   std::vector<float> transposed(all.size());
-  comm.all_to_all(as_buffer(std::span<const float>(all)), as_mutable_buffer(std::span<float>(transposed)),
+  comm.all_to_all(as_buffer(std::span<const float>(all)),
+                  as_mutable_buffer(std::span<float>(transposed)),
                   {.algorithm = Algorithm::pairwise});
   out.push_back(std::move(transposed));
 }
@@ -121,8 +127,8 @@ std::string schedule_name(const ::testing::TestParamInfo<std::tuple<std::string,
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ScheduleTest,
-                         ::testing::Combine(::testing::Values("rank-order", "random:1",
-                                                              "random:42", "pct:7", "pct:3:5"),
+                         ::testing::Combine(::testing::Values("rank-order", "random:1", "random:42",
+                                                              "pct:7", "pct:3:5"),
                                             ::testing::Values(1, 2)),
                          schedule_name);
 
@@ -139,11 +145,44 @@ TEST(AlgorithmAgreement, RecursiveDoublingEqualsHalvingDoubling) {
           const std::size_t h = hash_of(std::span<const float>(data));
           if (a == Algorithm::recursive_doubling && comm.rank() == 0) hashes[op] = h;
           if (a == Algorithm::halving_doubling) {
-            EXPECT_EQ(h, hashes.at(op)) << "w" << world << " " << to_string(op) << " rank " << comm.rank();
+            EXPECT_EQ(h, hashes.at(op))
+                << "w" << world << " " << to_string(op) << " rank " << comm.rank();
           }
         }
       });
     }
+  }
+}
+
+//! Buffers above PeerLink's 1 MiB bound are reduced by oneTBB workers: same bits as each
+//! other on every rank, run to run, thread count to thread count, and within tolerance.
+TEST(AlgorithmAgreement, ParallelReductionOfLargeBuffers) {
+  constexpr std::size_t kLarge = (1 << 18) + 3;  // 2 MiB of f64
+  constexpr int kRanks = 3;
+  const auto expected = references<double>(ReduceOp::sum, kRanks, 0, kLarge);
+  for (Algorithm a : {Algorithm::recursive_doubling, Algorithm::halving_doubling}) {
+    std::vector<std::size_t> hashes;
+    for (int threads : {1, 2}) {
+      std::vector<std::size_t> by_rank(kRanks);
+      std::vector<std::string> errors(kRanks);
+      run_grid(
+          kRanks,
+          [&](Communicator& comm) {
+            auto data = reduction_inputs<double>(ReduceOp::sum, kRanks, comm.rank(), kLarge);
+            comm.all_reduce(std::span<double>(data), {.algorithm = a});
+            const auto r = static_cast<std::size_t>(comm.rank());
+            by_rank[r] = hash_of(std::span<const double>(data));
+            errors[r] = compare_reduction<double>(ReduceOp::sum, std::span<const double>(data),
+                                                  expected, /*exact=*/false);
+          },
+          ClusterOptions{.threads = threads});
+      for (int r = 0; r < kRanks; ++r) {
+        EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << to_string(a) << " rank " << r;
+        EXPECT_EQ(by_rank[static_cast<std::size_t>(r)], by_rank[0]) << to_string(a);
+      }
+      hashes.push_back(by_rank[0]);
+    }
+    EXPECT_EQ(hashes[0], hashes[1]) << to_string(a);
   }
 }
 

@@ -53,7 +53,8 @@ Traffic run_traced(int world, const std::function<void(Communicator&)>& fn) {
 
 // Independent of the library's helpers on purpose.
 std::uint64_t even_block(std::size_t n, int p, int j) {
-  return n / static_cast<std::size_t>(p) + (static_cast<std::size_t>(j) < n % static_cast<std::size_t>(p) ? 1 : 0);
+  return n / static_cast<std::size_t>(p) +
+         (static_cast<std::size_t>(j) < n % static_cast<std::size_t>(p) ? 1 : 0);
 }
 int log2_floor(int p) {
   int k = 0;
@@ -87,8 +88,8 @@ TEST_P(TrafficTest, RingAllReduce) {
   });
   for (int r = 0; r < p; ++r) {
     EXPECT_EQ(t.sends[r], 2 * (p - 1)) << "rank " << r;
-    EXPECT_EQ(t.sent_bytes[r], kElem * (2 * kCount - even_block(kCount, p, r) -
-                                        even_block(kCount, p, (r + 1) % p)))
+    EXPECT_EQ(t.sent_bytes[r],
+              kElem * (2 * kCount - even_block(kCount, p, r) - even_block(kCount, p, (r + 1) % p)))
         << "rank " << r;
   }
   EXPECT_EQ(t.collective_events, 0);
@@ -102,14 +103,17 @@ TEST_P(TrafficTest, RingAllGatherAndReduceScatter) {
     const Traffic t = run_traced(p, [&](Communicator& comm) {
       std::vector<float> block(kCount, 1.0f), all(kCount * static_cast<std::size_t>(p), 1.0f);
       if (gather) {
-        comm.all_gather(std::span<const float>(block), std::span<float>(all), {.algorithm = Algorithm::ring});
+        comm.all_gather(std::span<const float>(block), std::span<float>(all),
+                        {.algorithm = Algorithm::ring});
       } else {
-        comm.reduce_scatter(std::span<const float>(all), std::span<float>(block), {.algorithm = Algorithm::ring});
+        comm.reduce_scatter(std::span<const float>(all), std::span<float>(block),
+                            {.algorithm = Algorithm::ring});
       }
     });
     for (int r = 0; r < p; ++r) {
       EXPECT_EQ(t.sends[r], p - 1) << "rank " << r;
-      EXPECT_EQ(t.sent_bytes[r], kElem * kCount * static_cast<std::uint64_t>(p - 1)) << "rank " << r;
+      EXPECT_EQ(t.sent_bytes[r], kElem * kCount * static_cast<std::uint64_t>(p - 1))
+          << "rank " << r;
     }
     expect_balanced(t);
   }
@@ -159,7 +163,8 @@ TEST_P(TrafficTest, TreeBroadcastAndReduce) {
   });
   const Traffic r = run_traced(p, [&](Communicator& comm) {
     std::vector<float> data(kCount, 1.0f);
-    comm.reduce(as_mutable_buffer(std::span<float>(data)), {.root = root, .algorithm = Algorithm::tree});
+    comm.reduce(as_mutable_buffer(std::span<float>(data)),
+                {.root = root, .algorithm = Algorithm::tree});
   });
   EXPECT_EQ(b.sends[static_cast<std::size_t>(root)], log2_ceil(p));
   for (int k = 0; k < p; ++k) {
@@ -177,12 +182,14 @@ TEST_P(TrafficTest, TreeBroadcastAndReduce) {
 TEST_P(TrafficTest, TreeGatherAndScatter) {
   const int p = GetParam(), root = p / 2;
   const Traffic g = run_traced(p, [&](Communicator& comm) {
-    std::vector<float> block(kCount, 1.0f), all(comm.rank() == root ? kCount * static_cast<std::size_t>(p) : 0);
+    std::vector<float> block(kCount, 1.0f),
+        all(comm.rank() == root ? kCount * static_cast<std::size_t>(p) : 0);
     comm.gather(as_buffer(std::span<const float>(block)), as_mutable_buffer(std::span<float>(all)),
                 {.root = root, .algorithm = Algorithm::tree});
   });
   const Traffic s = run_traced(p, [&](Communicator& comm) {
-    std::vector<float> block(kCount), all(comm.rank() == root ? kCount * static_cast<std::size_t>(p) : 0);
+    std::vector<float> block(kCount),
+        all(comm.rank() == root ? kCount * static_cast<std::size_t>(p) : 0);
     comm.scatter(as_buffer(std::span<const float>(all)), as_mutable_buffer(std::span<float>(block)),
                  {.root = root, .algorithm = Algorithm::tree});
   });
@@ -204,7 +211,8 @@ TEST_P(TrafficTest, TreeGatherAndScatter) {
 //! dissemination barrier: ceil(log2 p) empty messages per rank.
 TEST_P(TrafficTest, DisseminationBarrier) {
   const int p = GetParam();
-  const Traffic t = run_traced(p, [](Communicator& comm) { comm.barrier({.algorithm = Algorithm::dissemination}); });
+  const Traffic t = run_traced(
+      p, [](Communicator& comm) { comm.barrier({.algorithm = Algorithm::dissemination}); });
   for (int r = 0; r < p; ++r) {
     EXPECT_EQ(t.sends[r], log2_ceil(p)) << "rank " << r;
     EXPECT_EQ(t.sent_bytes[r], 0u) << "rank " << r;
@@ -245,8 +253,8 @@ TEST_P(TrafficTest, TagsCarryTheCollectiveSequence) {
   const Traffic t = run_traced(p, [](Communicator& comm) {
     std::vector<float> data(kCount, 1.0f);
     comm.barrier();  // direct: sequence 0, no messages
-    comm.all_reduce(std::span<float>(data), {.algorithm = Algorithm::ring});   // sequence 1
-    comm.barrier({.algorithm = Algorithm::dissemination});                     // sequence 2
+    comm.all_reduce(std::span<float>(data), {.algorithm = Algorithm::ring});  // sequence 1
+    comm.barrier({.algorithm = Algorithm::dissemination});                    // sequence 2
   });
   for (int r = 0; r < p; ++r) {
     const std::size_t ring = 2 * static_cast<std::size_t>(p - 1);
