@@ -117,9 +117,8 @@ DataParallelResult<Scalar> dense_data_parallel(LayerSpan<Scalar> layers, MatrixS
 }
 
 #define RANKLAB_INSTANTIATE_DENSE(Scalar)                                                         \
-  template const Matrix<Scalar>& dense_forward<Scalar>(LayerSpan<Scalar>, ConstMatrixRef<Scalar>, \
-                                                       StackCache<Scalar>&,                       \
-                                                       const StackHooks<Scalar>&);                \
+  template const Matrix<Scalar>& dense_forward<Scalar>(                                           \
+      LayerSpan<Scalar>, ConstMatrixRef<Scalar>, StackCache<Scalar>&, const StackHooks<Scalar>&); \
   template void dense_backward<Scalar>(LayerSpan<Scalar>, StackCache<Scalar>&,                    \
                                        ConstMatrixRef<Scalar>, std::vector<LayerGrads<Scalar>>&,  \
                                        MatrixPtr<Scalar>, GradMode, const StackHooks<Scalar>&);   \

@@ -51,7 +51,8 @@ struct StackHooks {
 /// Throws UsageError for an empty stack or a wrong input width.
 template <typename Scalar>
 const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Scalar> x,
-                                    StackCache<Scalar>& cache, const StackHooks<Scalar>& hooks = {});
+                                    StackCache<Scalar>& cache,
+                                    const StackHooks<Scalar>& hooks = {});
 
 /// Backward through the stack of the last dense_forward for dy = dL/doutput: writes (or
 /// accumulates) one LayerGrads per layer into `grads`, and dL/dx into *dx unless dx is null.

@@ -97,6 +97,21 @@ Json load_manifest(const fs::path& path, GoldenConfig& config) {
 
 }  // namespace
 
+GoldenInfo read_golden_info(const fs::path& directory) {
+  if (!fs::is_directory(directory)) fail(directory, "no such directory");
+  const fs::path path = directory / "manifest.json";
+  try {
+    const Json manifest = detail::read_manifest(path);
+    GoldenInfo info{.config = detail::parse_config(manifest, path)};
+    const Json& suffixes = member(manifest, "file_suffix", path);
+    info.has_float32 = suffixes.contains(DtypeNames<float>::dtype);
+    info.has_float64 = suffixes.contains(DtypeNames<double>::dtype);
+    return info;
+  } catch (const Json::exception& error) {
+    fail(path, fmt::format("bad manifest: {}", error.what()));
+  }
+}
+
 template <typename Scalar>
 GoldenSet<Scalar> load_golden(const fs::path& directory) {
   if (!fs::is_directory(directory)) fail(directory, "no such directory");

@@ -61,6 +61,17 @@ struct GoldenSet {
   std::vector<GoldenRankGrads<Scalar>> hybrid_grads;  ///< by rank; empty if absent
 };
 
+/// What a golden directory holds, from its manifest alone (no .npy file is read).
+struct GoldenInfo {
+  GoldenConfig config;
+  bool has_float32 = false;
+  bool has_float64 = false;
+};
+
+/// Reads DIRECTORY/manifest.json. Throws UsageError naming the path for a missing
+/// directory or manifest, invalid JSON, or a config with missing or bad keys.
+GoldenInfo read_golden_info(const std::filesystem::path& directory);
+
 /// Loads the Scalar (float -> f32, double -> f64) part of a golden directory. Weights and
 /// data are required; each expected result is loaded when manifest.json lists it. Throws
 /// UsageError naming the path for a missing directory, manifest or file, a manifest without

@@ -67,10 +67,10 @@ RankCheck check_rank(const RankResult<Scalar>& result, const ParallelConfig& con
   if (d >= reference.activations.size() ||
       result.grads.size() != static_cast<std::size_t>(result.stage.count()) ||
       result.stage.end > static_cast<std::int64_t>(reference.result.grads.size())) {
-    throw UsageError(fmt::format("rank {}: result of replica {} with {} gradients for layers "
-                                 "[{}, {}) does not fit the reference",
-                                 result.rank, c.d, result.grads.size(), result.stage.first,
-                                 result.stage.end));
+    throw UsageError(
+        fmt::format("rank {}: result of replica {} with {} gradients for layers "
+                    "[{}, {}) does not fit the reference",
+                    result.rank, c.d, result.grads.size(), result.stage.first, result.stage.end));
   }
   const auto last_layer = static_cast<std::size_t>(result.stage.end - 1);
   check.output.add(result.output, reference.activations[d][last_layer]);
@@ -87,9 +87,9 @@ RankCheck check_rank(const RankResult<Scalar>& result, const ParallelConfig& con
   return check;
 }
 
-#define RANKLAB_INSTANTIATE_CHECK(Scalar)                                                      \
-  template DenseReference<Scalar> compute_dense_reference<Scalar>(const Problem<Scalar>&);    \
-  template RankCheck check_rank<Scalar>(const RankResult<Scalar>&, const ParallelConfig&,     \
+#define RANKLAB_INSTANTIATE_CHECK(Scalar)                                                  \
+  template DenseReference<Scalar> compute_dense_reference<Scalar>(const Problem<Scalar>&); \
+  template RankCheck check_rank<Scalar>(const RankResult<Scalar>&, const ParallelConfig&,  \
                                         const DenseReference<Scalar>&);
 
 RANKLAB_INSTANTIATE_CHECK(float)

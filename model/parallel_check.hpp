@@ -23,8 +23,8 @@ constexpr double relative_tolerance() {
 
 /// The error of a group of tensors against their expected values.
 struct ErrorStat {
-  double max_abs = 0.0;  ///< max |computed - expected|
-  double scale = 0.0;    ///< max |expected|
+  double max_abs = 0.0;   ///< max |computed - expected|
+  double scale = 0.0;     ///< max |expected|
   bool compared = false;  ///< whether anything was added
 
   /// Adds one tensor (Eigen matrices or vectors of the same shape; throws UsageError if not).

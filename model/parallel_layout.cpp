@@ -35,9 +35,12 @@ RankOrder parse_rank_order(std::string_view text) {
 
 std::string_view to_string(GroupKind kind) {
   switch (kind) {
-    case GroupKind::tp: return "tp";
-    case GroupKind::pp: return "pp";
-    case GroupKind::dp: return "dp";
+    case GroupKind::tp:
+      return "tp";
+    case GroupKind::pp:
+      return "pp";
+    case GroupKind::dp:
+      return "dp";
   }
   return "?";
 }
@@ -55,8 +58,8 @@ void ParallelConfig::validate() const {
     }
   }
   if (static_cast<std::int64_t>(tp) * pp * dp > kMaxDegree) {
-    throw UsageError(fmt::format("TP*PP*DP = {}*{}*{} is too large (at most {} ranks)", tp, pp, dp,
-                                 kMaxDegree));
+    throw UsageError(
+        fmt::format("TP*PP*DP = {}*{}*{} is too large (at most {} ranks)", tp, pp, dp, kMaxDegree));
   }
 }
 
@@ -77,9 +80,12 @@ void ParallelConfig::validate(const ModelShape& shape) const {
 
 int ParallelConfig::size(GroupKind kind) const {
   switch (kind) {
-    case GroupKind::tp: return tp;
-    case GroupKind::pp: return pp;
-    case GroupKind::dp: return dp;
+    case GroupKind::tp:
+      return tp;
+    case GroupKind::pp:
+      return pp;
+    case GroupKind::dp:
+      return dp;
   }
   return 1;
 }

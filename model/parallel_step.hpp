@@ -34,8 +34,8 @@ template <typename Scalar>
 struct RankResult {
   int rank = 0;
   Coords coords;
-  StageLayers stage;       ///< the global layers [first, end) the rank holds
-  Matrix<Scalar> output;   ///< the stage's output [rows, H] (after TP reduction and b2)
+  StageLayers stage;           ///< the global layers [first, end) the rank holds
+  Matrix<Scalar> output;       ///< the stage's output [rows, H] (after TP reduction and b2)
   std::optional<Scalar> loss;  ///< the replica's loss; last stage only
   std::vector<LayerGrads<Scalar>> grads;  ///< per stage layer: the TP shard's gradient,
                                           ///< averaged over DP

@@ -9,10 +9,14 @@ namespace ranklab {
 
 std::string_view to_string(ParallelMode mode) {
   switch (mode) {
-    case ParallelMode::tp: return "tp";
-    case ParallelMode::pp: return "pp";
-    case ParallelMode::dp: return "dp";
-    case ParallelMode::hybrid: return "hybrid";
+    case ParallelMode::tp:
+      return "tp";
+    case ParallelMode::pp:
+      return "pp";
+    case ParallelMode::dp:
+      return "dp";
+    case ParallelMode::hybrid:
+      return "hybrid";
   }
   return "?";
 }
@@ -28,10 +32,17 @@ ParallelMode parse_parallel_mode(std::string_view text) {
 ParallelConfig mode_config(ParallelMode mode, const ParallelConfig& requested) {
   ParallelConfig out = requested;
   switch (mode) {
-    case ParallelMode::tp: out.pp = out.dp = 1; break;
-    case ParallelMode::pp: out.tp = out.dp = 1; break;
-    case ParallelMode::dp: out.tp = out.pp = 1; break;
-    case ParallelMode::hybrid: break;
+    case ParallelMode::tp:
+      out.pp = out.dp = 1;
+      break;
+    case ParallelMode::pp:
+      out.tp = out.dp = 1;
+      break;
+    case ParallelMode::dp:
+      out.tp = out.pp = 1;
+      break;
+    case ParallelMode::hybrid:
+      break;
   }
   return out;
 }
@@ -82,10 +93,10 @@ Problem<Scalar> mode_problem(ParallelMode mode, const ParallelConfig& layout,
           .targets = {problem.targets.begin(), problem.targets.begin() + replica_count}};
 }
 
-#define RANKLAB_INSTANTIATE_PROBLEM(Scalar)                                               \
-  template Problem<Scalar> make_problem<Scalar>(const ModelShape&, int, std::uint64_t);   \
-  template Problem<Scalar> problem_from_golden<Scalar>(const GoldenSet<Scalar>&);         \
-  template Problem<Scalar> mode_problem<Scalar>(ParallelMode, const ParallelConfig&,      \
+#define RANKLAB_INSTANTIATE_PROBLEM(Scalar)                                             \
+  template Problem<Scalar> make_problem<Scalar>(const ModelShape&, int, std::uint64_t); \
+  template Problem<Scalar> problem_from_golden<Scalar>(const GoldenSet<Scalar>&);       \
+  template Problem<Scalar> mode_problem<Scalar>(ParallelMode, const ParallelConfig&,    \
                                                 const Problem<Scalar>&);
 
 RANKLAB_INSTANTIATE_PROBLEM(float)

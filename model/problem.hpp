@@ -39,8 +39,8 @@ ModelShape mode_shape(ParallelMode mode, const ModelShape& shape);
 /// Weights and data of one run, in one dtype.
 template <typename Scalar>
 struct Problem {
-  ModelShape shape;                        ///< shape.layers == layers.size()
-  std::uint64_t seed = 0;                  ///< the seed the data came from (informative)
+  ModelShape shape;                         ///< shape.layers == layers.size()
+  std::uint64_t seed = 0;                   ///< the seed the data came from (informative)
   std::vector<LayerParams<Scalar>> layers;  ///< full (unsharded) weights
   std::vector<Matrix<Scalar>> inputs;       ///< per DP replica, [B*S, H]
   std::vector<Matrix<Scalar>> targets;      ///< per DP replica, [B*S, H]

@@ -27,13 +27,15 @@ template <typename Scalar>
 GoldenSet<Scalar> make_golden_set(const Problem<Scalar>& problem, const ParallelConfig& config,
                                   const DenseReference<Scalar>& reference,
                                   const std::vector<RankResult<Scalar>>& results) {
-  GoldenSet<Scalar> set{
-      .config = {.tp = config.tp, .pp = config.pp, .dp = config.dp, .shape = problem.shape,
-                 .seed = problem.seed},
-      .layers = problem.layers,
-      .inputs = problem.inputs,
-      .targets = problem.targets,
-      .dense_grads = reference.result.grads};
+  GoldenSet<Scalar> set{.config = {.tp = config.tp,
+                                   .pp = config.pp,
+                                   .dp = config.dp,
+                                   .shape = problem.shape,
+                                   .seed = problem.seed},
+                        .layers = problem.layers,
+                        .inputs = problem.inputs,
+                        .targets = problem.targets,
+                        .dense_grads = reference.result.grads};
   for (const ReplicaResult<Scalar>& replica : reference.result.replicas) {
     set.outputs.push_back(replica.output);
     set.dense_losses.push_back(replica.loss);
@@ -46,8 +48,13 @@ GoldenSet<Scalar> make_golden_set(const Problem<Scalar>& problem, const Parallel
     if (r.loss && c.t == 0) set.hybrid_losses[static_cast<std::size_t>(c.d)] = *r.loss;
     GoldenRankGrads<Scalar>& out =
         set.hybrid_grads.at(static_cast<std::size_t>(reference_rank(config, c)));
-    out = {.rank = reference_rank(config, c), .d = c.d, .p = c.p, .t = c.t,
-           .first = c.t * local, .end = (c.t + 1) * local, .grads = r.grads};
+    out = {.rank = reference_rank(config, c),
+           .d = c.d,
+           .p = c.p,
+           .t = c.t,
+           .first = c.t * local,
+           .end = (c.t + 1) * local,
+           .grads = r.grads};
     for (std::int64_t l = r.stage.first; l < r.stage.end; ++l) out.layers.push_back(l);
   }
   return set;

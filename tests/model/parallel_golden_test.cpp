@@ -1,12 +1,11 @@
 // The parallel step against PyTorch: the shipped golden set (the seed's TP2 PP2 DP2 run of
 // shared/reference/torch/parallel_reference.py), rank by rank, and runs saved as golden
 // sets that load back.
-#include "model/run_golden.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
+#include "model/run_golden.hpp"
 #include "tests/model/model_test_support.hpp"
 #include "tests/model/parallel_test_support.hpp"
 
@@ -17,9 +16,17 @@ using testing::golden_dir;
 using testing::run_job;
 using testing::TempDir;
 
+// A second set exported by the reference script with another layout, shape and seed
+// (its manifest's "generator" is the command), small enough to live in the repository.
+std::filesystem::path second_golden_dir() {
+  return std::filesystem::path(RANKLAB_SOURCE_DIR) / "tests" / "model" / "data" /
+         "golden_tp4pp2dp3_b2s3h8i16l2_f32_f64";
+}
+
 template <typename Scalar>
-void expect_hybrid_matches_pytorch(RankOrder order) {
-  const GoldenSet<Scalar> golden = load_golden<Scalar>(golden_dir());
+void expect_hybrid_matches_pytorch(RankOrder order,
+                                   const std::filesystem::path& dir = golden_dir()) {
+  const GoldenSet<Scalar> golden = load_golden<Scalar>(dir);
   const GoldenConfig& g = golden.config;
   const ParallelConfig config{.tp = g.tp, .pp = g.pp, .dp = g.dp, .order = order};
   const Problem<Scalar> problem = problem_from_golden(golden);
@@ -40,9 +47,9 @@ void expect_hybrid_matches_pytorch(RankOrder order) {
       EXPECT_NEAR(*result.loss, expected, tolerance * expected) << "rank " << result.rank;
     }
   }
-  std::printf("[ golden   ] %s %s: largest relative gradient error vs PyTorch %.2e\n",
-              sizeof(Scalar) == 4 ? "float32" : "float64", std::string(to_string(order)).c_str(),
-              worst);
+  std::printf("[ golden   ] %s %s %s: largest relative gradient error vs PyTorch %.2e\n",
+              dir.filename().c_str(), sizeof(Scalar) == 4 ? "float32" : "float64",
+              std::string(to_string(order)).c_str(), worst);
 }
 
 //! float32 / float64, the seed's order: every rank's local gradients (after DP averaging)
@@ -61,6 +68,13 @@ TEST(ParallelGoldenTest, HybridFloat64MatchesPyTorch) {
 TEST(ParallelGoldenTest, MegatronOrderMatchesByCoordinates) {
   RANKLAB_REQUIRE_GOLDEN();
   expect_hybrid_matches_pytorch<double>(RankOrder::tp_dp_pp);
+}
+
+//! Another exported set (TP4 PP2 DP3 on 24 ranks, B2 S3 H8 I16 L2, seed 1) matches too, in
+//! both dtypes: nothing in the step is specific to the seed's configuration.
+TEST(ParallelGoldenTest, AnotherExportedLayoutMatchesPyTorch) {
+  expect_hybrid_matches_pytorch<float>(RankOrder::tp_pp_dp, second_golden_dir());
+  expect_hybrid_matches_pytorch<double>(RankOrder::tp_dp_pp, second_golden_dir());
 }
 
 //! A run saved with make_golden_set + save_golden loads back and compares with itself

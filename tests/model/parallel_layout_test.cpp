@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-
 #include "tests/model/model_test_support.hpp"
 #include "tests/support/cluster_fixture.hpp"
 #include "traces/error.hpp"
@@ -118,9 +117,8 @@ TEST(ParallelLayoutTest, CommunicatorsMatchTheConfig) {
 //! A config whose TP*PP*DP differs from the world fails every rank with a UsageError
 //! naming both sizes.
 TEST(ParallelLayoutTest, WrongWorldSizeFails) {
-  const RunReport report = testing::run_ranks({.world_size = 4}, [&](Communicator& world) {
-    ParallelLayout layout(world, kSeed);
-  });
+  const RunReport report = testing::run_ranks(
+      {.world_size = 4}, [&](Communicator& world) { ParallelLayout layout(world, kSeed); });
   EXPECT_EQ(report.status, RunStatus::rank_failed);
   EXPECT_THROW_MSG(report.rethrow_if_failed(), UsageError,
                    "TP2 PP2 DP2 (tp-pp-dp) needs 8 ranks, the world has 4");

@@ -33,10 +33,10 @@ struct StepParam {
   ModelShape shape = kSmall;
 
   std::string name() const {
-    std::string out = fmt::format("{}_tp{}pp{}dp{}_{}_{}_{}_t{}", to_string(mode), config.tp,
-                                  config.pp, config.dp,
-                                  config.order == RankOrder::tp_pp_dp ? "seedorder" : "megatron",
-                                  f64 ? "f64" : "f32", testing::policy_name(policy), threads);
+    std::string out =
+        fmt::format("{}_tp{}pp{}dp{}_{}_{}_{}_t{}", to_string(mode), config.tp, config.pp,
+                    config.dp, config.order == RankOrder::tp_pp_dp ? "seedorder" : "megatron",
+                    f64 ? "f64" : "f32", testing::policy_name(policy), threads);
     if (shape == ModelShape{}) out += "_seedshape";
     return out;
   }
@@ -96,7 +96,7 @@ std::vector<StepParam> step_params() {
       {ParallelMode::hybrid, {.tp = 2, .pp = 2, .dp = 2}, true},
       {ParallelMode::hybrid, {.tp = 2, .pp = 2, .dp = 2, .order = megatron}},
       {ParallelMode::hybrid, {.tp = 2, .pp = 2, .dp = 2, .order = megatron}, true, "random:5", 2},
-      {ParallelMode::hybrid, {.tp = 2, .pp = 1, .dp = 8}},                        // seed 002
+      {ParallelMode::hybrid, {.tp = 2, .pp = 1, .dp = 8}},  // seed 002
       {ParallelMode::hybrid, {.tp = 2, .pp = 1, .dp = 8, .order = megatron}, true},
       {ParallelMode::hybrid, {.tp = 4, .pp = 2, .dp = 2}, false, "pct:11:3", 2},  // 16 ranks
       {ParallelMode::hybrid, {.tp = 2, .pp = 4, .dp = 1}, true, "random:9", 1},
