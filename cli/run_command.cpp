@@ -6,15 +6,12 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/scenarios.hpp"
+#include "cli/train_command.hpp"
 #include "emulator/cluster.hpp"
 #include "emulator/errors.hpp"
 
 namespace ranklab::cli {
 namespace {
-
-// Until the training step is the main job, `ranklab run` alone runs this scenario.
-constexpr std::string_view kMainScenario = "allreduce";
-constexpr std::string_view kMainTrace = "traces/main.jsonl";
 
 std::shared_ptr<JsonlFileSink> open_trace(const std::string& path) {
   if (path.empty()) return nullptr;
@@ -36,19 +33,25 @@ int print_report(const RunReport& report, const ScenarioOutput& output, const st
 
 CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
   CLI::App& run = *app.add_subcommand(
-      "run", "run a scenario on the virtual cluster (with no --scenario: the main job)");
+      "run",
+      "run the seed's TP/PP/DP training step on the virtual cluster, checked against the dense "
+      "reference (the main job), or a --scenario");
   run.add_option("--scenario", flags.scenario, "a built-in scenario (see `ranklab scenarios`)");
   run.add_option("--count", flags.count, "elements per collective, for scenarios with a payload")
       ->capture_default_str();
   add_cluster_flags(run, flags.cluster);
+  add_train_flags(run, flags.train);
   return run;
 }
 
-int run_command(const RunFlags& input) {
-  RunFlags flags = input;
+int run_command(const RunFlags& flags) {
   if (flags.scenario.empty()) {
-    flags.scenario = kMainScenario;
-    if (flags.cluster.trace_path.empty()) flags.cluster.trace_path = kMainTrace;
+    const std::optional<int> world =
+        flags.cluster.world > 0 ? std::optional<int>(flags.cluster.world) : std::nullopt;
+    return train_command(flags.cluster, flags.train, world);
+  }
+  if (const std::string flag = flags.train.first_given(); !flag.empty()) {
+    throw UsageError(fmt::format("{} belongs to the main job, not to --scenario", flag));
   }
   const Scenario& scenario = find_scenario(flags.scenario);
   const int world = flags.cluster.world > 0 ? flags.cluster.world : scenario.default_world;

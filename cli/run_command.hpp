@@ -1,9 +1,11 @@
-// `ranklab run`: runs a scenario (or the main job) on a fresh cluster and reports.
+// `ranklab run`: runs the main job (the seed's TP/PP/DP training step, cli/train_command.hpp)
+// or, with --scenario, a built-in scenario, on a fresh cluster and reports.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include "cli/cluster_flags.hpp"
+#include "cli/train_flags.hpp"
 
 namespace ranklab::cli {
 
@@ -11,6 +13,7 @@ struct RunFlags {
   ClusterFlags cluster;
   std::string scenario;  ///< empty: the main job
   std::size_t count = 16;
+  TrainFlags train;  ///< the main job's flags; refused next to --scenario
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.

@@ -1,0 +1,279 @@
+#include "cli/train_command.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "emulator/cluster.hpp"
+#include "emulator/errors.hpp"
+#include "model/parallel_step.hpp"
+#include "traces/jsonl.hpp"
+#include "traces/sink.hpp"
+
+namespace ranklab::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsed_ms(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+bool parse_f64(std::string_view text) {
+  if (text == "f32" || text == "float32") return false;
+  if (text == "f64" || text == "float64") return true;
+  throw UsageError(fmt::format("unknown --dtype '{}': expected f32 or f64", text));
+}
+
+// A flag next to --init-from must agree with the set, which decides layout and shape.
+template <typename T, typename U>
+void check_agrees(const char* flag, const std::optional<T>& given, U value, const char* key,
+                  const std::filesystem::path& dir) {
+  if (given && static_cast<std::int64_t>(*given) != static_cast<std::int64_t>(value)) {
+    throw UsageError(
+        fmt::format("{} {} conflicts with {}={} in {} (--init-from takes the layout "
+                    "and shape from the set)",
+                    flag, *given, key, value, (dir / "manifest.json").string()));
+  }
+}
+
+// Layout, shape, seed and dtype from a golden set's manifest; flags may only repeat them.
+void apply_golden(const TrainFlags& f, ParallelConfig& requested, ModelShape& shape,
+                  TrainSpec& spec) {
+  const std::filesystem::path dir = f.init_from;
+  const GoldenInfo info = read_golden_info(dir);
+  const GoldenConfig& g = info.config;
+  check_agrees("--tp", f.tp, g.tp, "tp", dir);
+  check_agrees("--pp", f.pp, g.pp, "pp", dir);
+  check_agrees("--dp", f.dp, g.dp, "dp", dir);
+  check_agrees("--batch", f.batch, g.shape.batch, "batch", dir);
+  check_agrees("--seq", f.seq, g.shape.seq, "seq", dir);
+  check_agrees("--hidden", f.hidden, g.shape.hidden, "hidden", dir);
+  check_agrees("--inter", f.inter, g.shape.inter, "inter", dir);
+  check_agrees("--layers", f.layers, g.shape.layers, "layers", dir);
+  check_agrees("--seed", f.seed, g.seed, "seed", dir);
+  requested.tp = g.tp;
+  requested.pp = g.pp;
+  requested.dp = g.dp;
+  shape = g.shape;
+  spec.seed = g.seed;
+  spec.init_from = dir;
+  spec.f64 = f.dtype ? parse_f64(*f.dtype) : !info.has_float32;
+  if (spec.f64 ? !info.has_float64 : !info.has_float32) {
+    throw UsageError(fmt::format("{} holds no {} data", (dir / "manifest.json").string(),
+                                 spec.f64 ? "float64" : "float32"));
+  }
+}
+
+// Every rank's coordinates, layers and group names, before any check.
+std::vector<RankRow> layout_rows(const TrainSpec& spec) {
+  std::vector<RankRow> rows;
+  for (int rank = 0; rank < spec.layout.world_size(); ++rank) {
+    RankRow row{.rank = rank, .coords = spec.layout.coords_of(rank)};
+    row.stage = stage_layers(spec.shape.layers, spec.layout.pp, row.coords.p);
+    for (const GroupKind kind : kGroupKinds) {
+      row.groups[static_cast<std::size_t>(kind)] =
+          group_name(kind, spec.layout.group_ranks(kind, rank));
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+template <typename Scalar>
+struct JobData {
+  Problem<Scalar> problem;  ///< the part the mode trains
+  std::optional<GoldenSet<Scalar>> golden;
+};
+
+template <typename Scalar>
+JobData<Scalar> load_job_data(const TrainSpec& spec) {
+  JobData<Scalar> data;
+  Problem<Scalar> full;
+  if (spec.init_from.empty()) {
+    full = make_problem<Scalar>(spec.shape, spec.layout.dp, spec.seed);
+  } else {
+    data.golden = load_golden<Scalar>(spec.init_from);
+    full = problem_from_golden(*data.golden);
+  }
+  data.problem = mode_problem(spec.mode, spec.layout, full);
+  return data;
+}
+
+template <typename Scalar>
+struct ClusterRun {
+  std::vector<RankResult<Scalar>> results;  ///< by global rank
+  RunReport report;
+  Trace trace;
+  double ms = 0.0;
+};
+
+template <typename Scalar>
+ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
+                                  Algorithm algorithm, const Problem<Scalar>& problem) {
+  auto sink = std::make_shared<MemorySink>();
+  options.trace_sink = sink;
+  const ModelShape& s = spec.shape;
+  options.trace_config = {{"program", "train"},   {"mode", to_string(spec.mode)},
+                          {"tp", spec.layout.tp}, {"pp", spec.layout.pp},
+                          {"dp", spec.layout.dp}, {"order", to_string(spec.layout.order)},
+                          {"batch", s.batch},     {"seq", s.seq},
+                          {"hidden", s.hidden},   {"inter", s.inter},
+                          {"layers", s.layers},   {"dtype", spec.f64 ? "float64" : "float32"},
+                          {"seed", spec.seed},    {"algorithm", to_string(algorithm)}};
+  ClusterRun<Scalar> run;
+  run.results.resize(static_cast<std::size_t>(spec.layout.world_size()));
+  spdlog::info("starting {} ranks: {}", spec.layout.world_size(), spec.layout.describe());
+  const auto start = Clock::now();
+  Cluster cluster(std::move(options));
+  run.report = cluster.run([&](RankContext& context) {
+    Communicator world(context, algorithm);
+    // Each rank writes only its own slot, so threads never share an element.
+    run.results[static_cast<std::size_t>(world.rank())] =
+        run_parallel_rank<Scalar>(world, spec.layout, problem);
+  });
+  run.ms = elapsed_ms(start);
+  run.trace = sink->trace();
+  spdlog::info("run ended: {}", to_string(run.report.status));
+  return run;
+}
+
+// Per rank: the dense reference, and the golden set's gradients where it has this layout.
+template <typename Scalar>
+void fill_checks(TrainReport& report, const JobData<Scalar>& data,
+                 const std::vector<RankResult<Scalar>>& results) {
+  const auto start = Clock::now();
+  const DenseReference<Scalar> reference = compute_dense_reference(data.problem);
+  report.dense_ms = elapsed_ms(start);
+  const bool compare_golden = data.golden && report.spec.mode == ParallelMode::hybrid;
+  for (const RankResult<Scalar>& result : results) {
+    RankCheck check = check_rank(result, report.spec.layout, reference);
+    if (compare_golden) check.golden = compare_rank_with_golden(result, *data.golden);
+    report.ranks[static_cast<std::size_t>(result.rank)].check = check;
+    if (!result.loss || result.coords.t != 0) continue;
+    const auto d = static_cast<std::size_t>(result.coords.d);
+    ReplicaLoss loss{.replica = result.coords.d,
+                     .loss = static_cast<double>(*result.loss),
+                     .dense = static_cast<double>(reference.result.replicas[d].loss)};
+    if (compare_golden && d < data.golden->hybrid_losses.size()) {
+      loss.golden = static_cast<double>(data.golden->hybrid_losses[d]);
+    }
+    report.losses.push_back(loss);
+  }
+  std::sort(report.losses.begin(), report.losses.end(),
+            [](const ReplicaLoss& a, const ReplicaLoss& b) { return a.replica < b.replica; });
+  if (data.golden) report.dense_golden = compare_dense_with_golden(reference, *data.golden);
+  if (!report.spec.save.empty()) {
+    save_golden(report.spec.save,
+                make_golden_set(data.problem, report.spec.layout, reference, results));
+    report.saved_to = report.spec.save.string();
+  }
+}
+
+void fill_traffic(TrainReport& report, const Trace& trace, bool direct, std::size_t elem_bytes) {
+  const std::vector<RankTraffic> counted = count_traffic(trace);
+  const ParallelConfig& layout = report.spec.layout;
+  for (const GroupKind kind : kGroupKinds) {
+    const auto k = static_cast<std::size_t>(kind);
+    report.traffic[k] = total_traffic(counted, kind);
+    report.group_counts[k] = layout.all_groups(kind).size();
+  }
+  report.traffic_checked = direct;
+  if (!direct) return;
+  for (std::size_t rank = 0; rank < counted.size(); ++rank) {
+    const RankTraffic expected =
+        expected_traffic(layout, report.spec.shape, elem_bytes, static_cast<int>(rank));
+    for (const GroupKind kind : kGroupKinds) {
+      const OpTally got = counted[rank][kind].total();
+      const OpTally want = expected[kind].total();
+      if (!(counted[rank][kind] == expected[kind])) {
+        report.traffic_mismatches.push_back(
+            fmt::format("rank {} {}: {} ops / {} B, the seed's step sends {} ops / {} B", rank,
+                        to_string(kind), got.count, got.bytes, want.count, want.bytes));
+      }
+    }
+  }
+}
+
+void write_trace(const std::string& path, const Trace& trace) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  write_trace_file(path, trace);
+}
+
+template <typename Scalar>
+TrainReport run_job(const TrainSpec& spec, const ClusterFlags& flags) {
+  ClusterOptions options = to_cluster_options(flags, spec.layout.world_size());
+  const Algorithm algorithm = to_algorithm(flags);
+  const JobData<Scalar> data = load_job_data<Scalar>(spec);
+  TrainReport report{.spec = spec, .ranks = layout_rows(spec)};
+  report.tolerance = relative_tolerance<Scalar>();
+  report.cluster =
+      fmt::format("policy {}, threads {}, send mode {}, algorithm {}", options.policy.to_string(),
+                  options.threads, options.send_mode.to_string(), to_string(algorithm));
+  const ClusterRun<Scalar> run = run_on_cluster(spec, std::move(options), algorithm, data.problem);
+  report.trace_path = flags.trace_path.empty() ? kMainTrace : flags.trace_path;
+  write_trace(report.trace_path, run.trace);
+  report.run_ms = run.ms;
+  report.status = run.report.status;
+  report.summary = run.report.summary;
+  if (!run.report.ok()) {
+    report.details = run.report.details;
+    return report;
+  }
+  fill_checks(report, data, run.results);
+  fill_traffic(report, run.trace, algorithm == Algorithm::direct, sizeof(Scalar));
+  return report;
+}
+
+}  // namespace
+
+TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
+  TrainSpec spec{.mode = parse_parallel_mode(f.mode.value_or("hybrid"))};
+  ParallelConfig requested{.tp = 2, .pp = 2, .dp = 2};
+  requested.order = parse_rank_order(f.order.value_or("tp-pp-dp"));
+  ModelShape shape;
+  if (!f.init_from.empty()) {
+    apply_golden(f, requested, shape, spec);
+  } else {
+    requested.tp = f.tp.value_or(requested.tp);
+    requested.pp = f.pp.value_or(requested.pp);
+    requested.dp = f.dp.value_or(requested.dp);
+    shape = {.batch = f.batch.value_or(shape.batch),
+             .seq = f.seq.value_or(shape.seq),
+             .hidden = f.hidden.value_or(shape.hidden),
+             .inter = f.inter.value_or(shape.inter),
+             .layers = f.layers.value_or(shape.layers)};
+    spec.seed = f.seed.value_or(0);
+    spec.f64 = parse_f64(f.dtype.value_or("f32"));
+  }
+  shape.validate();
+  requested.validate();
+  spec.layout = mode_config(spec.mode, requested);
+  spec.shape = mode_shape(spec.mode, shape);
+  spec.layout.validate(spec.shape);
+  if (world && *world != spec.layout.world_size()) {
+    throw UsageError(fmt::format("--world {} does not match mode {}: {} needs {} ranks", *world,
+                                 to_string(spec.mode), spec.layout.describe(),
+                                 spec.layout.world_size()));
+  }
+  spec.save = f.save;
+  return spec;
+}
+
+int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world) {
+  const TrainSpec spec = resolve_train_spec(flags, world);
+  const TrainReport report =
+      spec.f64 ? run_job<double>(spec, cluster) : run_job<float>(spec, cluster);
+  if (flags.json) {
+    std::cout << to_json(report).dump(2) << "\n";
+  } else {
+    print_text(std::cout, report);
+  }
+  return report.exit_code();
+}
+
+}  // namespace ranklab::cli

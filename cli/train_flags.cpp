@@ -1,0 +1,53 @@
+#include "cli/train_flags.hpp"
+
+namespace ranklab::cli {
+
+std::string TrainFlags::first_given() const {
+  const std::pair<const char*, bool> given[] = {{"--mode", mode.has_value()},
+                                                {"--tp", tp.has_value()},
+                                                {"--pp", pp.has_value()},
+                                                {"--dp", dp.has_value()},
+                                                {"--batch", batch.has_value()},
+                                                {"--seq", seq.has_value()},
+                                                {"--hidden", hidden.has_value()},
+                                                {"--inter", inter.has_value()},
+                                                {"--layers", layers.has_value()},
+                                                {"--dtype", dtype.has_value()},
+                                                {"--order", order.has_value()},
+                                                {"--seed", seed.has_value()},
+                                                {"--init-from", !init_from.empty()},
+                                                {"--save", !save.empty()},
+                                                {"--json", json}};
+  for (const auto& [name, is_given] : given) {
+    if (is_given) return name;
+  }
+  return {};
+}
+
+void add_train_flags(CLI::App& run, TrainFlags& f) {
+  run.add_option("--mode", f.mode,
+                 "tp, pp, dp or hybrid: the seed's TP-only (world TP, layer 0), PP-only, "
+                 "DP-only or TP x PP x DP run [hybrid]");
+  run.add_option("--tp", f.tp, "tensor-parallel degree [2]");
+  run.add_option("--pp", f.pp, "pipeline-parallel degree (stages) [2]");
+  run.add_option("--dp", f.dp, "data-parallel degree (replicas) [2]");
+  run.add_option("--batch", f.batch, "batch size B [8]");
+  run.add_option("--seq", f.seq, "sequence length S [16]");
+  run.add_option("--hidden", f.hidden, "hidden size H [32]");
+  run.add_option("--inter", f.inter, "MLP intermediate size I [64]");
+  run.add_option("--layers", f.layers, "number of layers L [4]");
+  run.add_option("--dtype", f.dtype, "f32 or f64 [f32]");
+  run.add_option("--order", f.order,
+                 "rank numbering: tp-pp-dp (the seed's: rank = d*PP*TP + p*TP + t) or "
+                 "tp-dp-pp (Megatron's) [tp-pp-dp]");
+  run.add_option("--seed", f.seed, "adds 10000*SEED to every weight and data seed [0]");
+  run.add_option("--init-from", f.init_from,
+                 "load weights, inputs and targets (and the layout and shape) from a golden "
+                 "directory exported by shared/reference/torch/parallel_reference.py");
+  run.add_option("--save", f.save,
+                 "write weights, data, dense and per-rank gradients and losses as a golden "
+                 "directory (the reference's names)");
+  run.add_flag("--json", f.json, "print the results as JSON instead of text");
+}
+
+}  // namespace ranklab::cli

@@ -1,0 +1,38 @@
+// The flags of `ranklab run`'s main job: the seed's training step (issue 3 §5). Every
+// flag is optional so that a flag the user gave can be told from a default: --init-from
+// takes the layout and shape from the golden set, and a flag that contradicts it is an
+// error rather than silently ignored.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ranklab::cli {
+
+struct TrainFlags {
+  std::optional<std::string> mode;  ///< tp, pp, dp, hybrid (default hybrid)
+  std::optional<int> tp;
+  std::optional<int> pp;
+  std::optional<int> dp;
+  std::optional<std::int64_t> batch;
+  std::optional<std::int64_t> seq;
+  std::optional<std::int64_t> hidden;
+  std::optional<std::int64_t> inter;
+  std::optional<std::int64_t> layers;
+  std::optional<std::string> dtype;  ///< f32 or f64 (float32 / float64 accepted)
+  std::optional<std::string> order;  ///< tp-pp-dp (default) or tp-dp-pp
+  std::optional<std::uint64_t> seed;
+  std::string init_from;  ///< a golden directory; empty: generated weights and data
+  std::string save;       ///< write the run as a golden directory; empty: do not
+  bool json = false;
+
+  /// The first training flag the user gave ("--tp"), or empty: --scenario refuses them.
+  std::string first_given() const;
+};
+
+/// Adds the training flags to `run`; `flags` must outlive parsing.
+void add_train_flags(CLI::App& run, TrainFlags& flags);
+
+}  // namespace ranklab::cli

@@ -1,0 +1,256 @@
+#include "cli/train_report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <numeric>
+
+namespace ranklab::cli {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string layers_text(const StageLayers& stage) {
+  return stage.count() == 1 ? fmt::format("{}", stage.first)
+                            : fmt::format("{}-{}", stage.first, stage.end - 1);
+}
+
+std::string groups_text(const RankRow& row) {
+  return fmt::format("{} {} {}", row.groups[0], row.groups[1], row.groups[2]);
+}
+
+std::string verdict(const ErrorStat& stat, double tolerance) {
+  return stat.within(tolerance) ? "ok" : "FAIL";
+}
+
+void print_header(std::ostream& out, const TrainReport& r) {
+  const TrainSpec& s = r.spec;
+  const ModelShape& m = s.shape;
+  fmt::print(out, "ranklab run: mode {}, {}, world {}\n", to_string(s.mode), s.layout.describe(),
+             s.layout.world_size());
+  fmt::print(out, "model: B{} S{} H{} I{} L{}{}, {}, {}\n", m.batch, m.seq, m.hidden, m.inter,
+             m.layers, s.mode == ParallelMode::tp ? " (layer 0 only, as the seed's TP test)" : "",
+             s.f64 ? "float64" : "float32",
+             s.init_from.empty() ? fmt::format("seed {}", s.seed)
+                                 : fmt::format("weights and data from {}", s.init_from.string()));
+  fmt::print(out, "cluster: {}\n", r.cluster);
+}
+
+// The widest group name of each kind, so that the tables line up for any world.
+std::array<std::size_t, 3> group_widths(const TrainReport& r) {
+  std::array<std::size_t, 3> widths = {8, 8, 8};
+  for (const RankRow& row : r.ranks) {
+    for (std::size_t k = 0; k < 3; ++k) widths[k] = std::max(widths[k], row.groups[k].size());
+  }
+  return widths;
+}
+
+void print_layout(std::ostream& out, const TrainReport& r) {
+  const auto w = group_widths(r);
+  fmt::print(out, "\nlayout\n{:>4}  {:>2} {:>2} {:>2}  {:<6}  {:<{}}  {:<{}}  {}\n", "rank", "d",
+             "p", "t", "layers", "tp group", w[0], "pp group", w[1], "dp group");
+  for (const RankRow& row : r.ranks) {
+    fmt::print(out, "{:>4}  {:>2} {:>2} {:>2}  {:<6}  {:<{}}  {:<{}}  {}\n", row.rank, row.coords.d,
+               row.coords.p, row.coords.t, layers_text(row.stage), row.groups[0], w[0],
+               row.groups[1], w[1], row.groups[2]);
+  }
+}
+
+void print_losses(std::ostream& out, const TrainReport& r) {
+  fmt::print(out, "\nloss per replica (last stage)\n");
+  for (const ReplicaLoss& l : r.losses) {
+    fmt::print(out, "replica {}: {:.9g}  (dense {:.9g}, |diff| {:.1e}{})\n", l.replica, l.loss,
+               l.dense, std::abs(l.loss - l.dense),
+               l.golden ? fmt::format(", golden {:.9g}", *l.golden) : "");
+  }
+}
+
+std::string relative_cell(const ErrorStat& stat) {
+  return stat.compared ? fmt::format("{:.2e}", stat.relative()) : "-";
+}
+
+void print_checks(std::ostream& out, const TrainReport& r) {
+  const bool golden = !r.ranks.empty() && r.ranks.front().check && r.ranks.front().check->golden;
+  const std::size_t groups_width =
+      std::max<std::size_t>(6, std::accumulate(r.ranks.begin(), r.ranks.end(), std::size_t{0},
+                                               [](std::size_t w, const RankRow& row) {
+                                                 return std::max(w, groups_text(row).size());
+                                               }));
+  fmt::print(out,
+             "\ngradient check against the dense reference{} ({}: error <= {:.0e} x largest "
+             "magnitude; output and loss too)\n{:>4}  {:<7}  {:<{}}  {:>12}  {:>12}  {:>10}  "
+             "{:>9}{}  {}\n",
+             golden ? " and the golden set" : "", r.spec.f64 ? "float64" : "float32", r.tolerance,
+             "rank", "(d,p,t)", "groups", groups_width, "grad max abs", "grad max rel",
+             "output rel", "loss rel", golden ? fmt::format("  {:>10}", "golden rel") : "",
+             "check");
+  for (const RankRow& row : r.ranks) {
+    const RankCheck& c = *row.check;
+    fmt::print(out, "{:>4}  {:<7}  {:<{}}  {:>12.3e}  {:>12.3e}  {:>10}  {:>9}{}  {}\n", row.rank,
+               fmt::format("({},{},{})", row.coords.d, row.coords.p, row.coords.t),
+               groups_text(row), groups_width, c.grads.max_abs, c.grads.relative(),
+               relative_cell(c.output), relative_cell(c.loss),
+               c.golden ? fmt::format("  {:>10}", relative_cell(*c.golden)) : "",
+               c.ok(r.tolerance) ? "ok" : "FAIL");
+  }
+  if (r.dense_golden) {
+    const DenseGoldenCheck& g = *r.dense_golden;
+    fmt::print(out,
+               "dense reference vs the golden set: loss {:.2e} {}, outputs {:.2e} {}, "
+               "gradients {:.2e} {} (relative)\n",
+               g.loss.relative(), verdict(g.loss, r.tolerance), g.output.relative(),
+               verdict(g.output, r.tolerance), g.grads.relative(), verdict(g.grads, r.tolerance));
+  }
+}
+
+void print_traffic(std::ostream& out, const TrainReport& r) {
+  fmt::print(out,
+             "\ntraffic per group kind (from the trace, summed over ranks: operations / "
+             "bytes)\n{:<4}  {:>6}  {:>18}  {:>16}  {:>16}  {:>18}\n",
+             "kind", "groups", "all_reduce", "send", "recv", "total");
+  const auto cell = [](const OpTally& t) { return fmt::format("{} / {}", t.count, t.bytes); };
+  for (const GroupKind kind : kGroupKinds) {
+    const auto k = static_cast<std::size_t>(kind);
+    const KindTraffic& t = r.traffic[k];
+    std::string name(to_string(kind));
+    for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    fmt::print(out, "{:<4}  {:>6}  {:>18}  {:>16}  {:>16}  {:>18}\n", name, r.group_counts[k],
+               cell(t.all_reduce), cell(t.send), cell(t.recv), cell(t.total()));
+  }
+  if (!r.traffic_checked) {
+    fmt::print(out, "expected traffic: not checked (the seed's counts assume --algo direct)\n");
+  } else if (r.traffic_mismatches.empty()) {
+    fmt::print(out, "expected traffic (the seed's algorithm, rank by rank): matches\n");
+  } else {
+    fmt::print(out, "expected traffic (the seed's algorithm): MISMATCH\n");
+    for (const std::string& line : r.traffic_mismatches) fmt::print(out, "  {}\n", line);
+  }
+}
+
+Json stat_json(const ErrorStat& s) {
+  return Json{{"max_abs", s.max_abs}, {"scale", s.scale}, {"relative", s.relative()}};
+}
+
+Json tally_json(const OpTally& t) { return Json{{"count", t.count}, {"bytes", t.bytes}}; }
+
+Json rank_json(const RankRow& row, double tolerance) {
+  Json j{{"rank", row.rank},
+         {"d", row.coords.d},
+         {"p", row.coords.p},
+         {"t", row.coords.t},
+         {"layers", Json::array()},
+         {"groups", {{"tp", row.groups[0]}, {"pp", row.groups[1]}, {"dp", row.groups[2]}}}};
+  for (std::int64_t l = row.stage.first; l < row.stage.end; ++l) j["layers"].push_back(l);
+  if (row.check) {
+    const RankCheck& c = *row.check;
+    j["max_abs_error"] = c.max_abs();
+    j["max_relative_error"] = c.max_relative();
+    j["ok"] = c.ok(tolerance);
+    j["errors"] = {{"grads", stat_json(c.grads)}, {"output", stat_json(c.output)}};
+    if (c.loss.compared) j["errors"]["loss"] = stat_json(c.loss);
+    if (c.golden) j["errors"]["golden_grads"] = stat_json(*c.golden);
+  }
+  return j;
+}
+
+}  // namespace
+
+bool TrainReport::checks_ok() const {
+  for (const RankRow& row : ranks) {
+    if (!row.check || !row.check->ok(tolerance)) return false;
+  }
+  if (dense_golden &&
+      !(dense_golden->loss.within(tolerance) && dense_golden->output.within(tolerance) &&
+        dense_golden->grads.within(tolerance))) {
+    return false;
+  }
+  return traffic_mismatches.empty();
+}
+
+int TrainReport::exit_code() const {
+  if (status != RunStatus::ok) return ranklab::exit_code(status);
+  return checks_ok() ? 0 : 2;
+}
+
+void print_text(std::ostream& out, const TrainReport& r) {
+  print_header(out, r);
+  print_layout(out, r);
+  if (r.status == RunStatus::ok) {
+    print_losses(out, r);
+    print_checks(out, r);
+    print_traffic(out, r);
+    fmt::print(out,
+               "\ntime: {:.1f} ms for the run on the cluster (start-up and one step on {} "
+               "ranks), {:.1f} ms for the dense reference\n",
+               r.run_ms, r.spec.layout.world_size(), r.dense_ms);
+    if (!r.saved_to.empty()) fmt::print(out, "saved: {}\n", r.saved_to);
+  } else {
+    fmt::print(out, "\n{}\n", r.details);
+  }
+  fmt::print(out, "result: {}{}\n", r.summary,
+             r.status != RunStatus::ok ? ""
+             : r.checks_ok()           ? "; every check passed"
+                                       : "; CHECK FAILED");
+  if (!r.trace_path.empty()) fmt::print(out, "trace: {}\n", r.trace_path);
+}
+
+nlohmann::ordered_json to_json(const TrainReport& r) {
+  const TrainSpec& s = r.spec;
+  Json j{{"mode", to_string(s.mode)},
+         {"tp", s.layout.tp},
+         {"pp", s.layout.pp},
+         {"dp", s.layout.dp},
+         {"order", to_string(s.layout.order)},
+         {"world", s.layout.world_size()},
+         {"shape",
+          {{"batch", s.shape.batch},
+           {"seq", s.shape.seq},
+           {"hidden", s.shape.hidden},
+           {"inter", s.shape.inter},
+           {"layers", s.shape.layers}}},
+         {"dtype", s.f64 ? "float64" : "float32"},
+         {"seed", s.seed},
+         {"init_from", s.init_from.string()},
+         {"cluster", r.cluster},
+         {"tolerance", r.tolerance}};
+  j["ranks"] = Json::array();
+  for (const RankRow& row : r.ranks) j["ranks"].push_back(rank_json(row, r.tolerance));
+  j["losses"] = Json::array();
+  for (const ReplicaLoss& l : r.losses) {
+    Json loss{{"replica", l.replica}, {"loss", l.loss}, {"dense", l.dense}};
+    if (l.golden) loss["golden"] = *l.golden;
+    j["losses"].push_back(loss);
+  }
+  for (const GroupKind kind : kGroupKinds) {
+    const KindTraffic& t = r.traffic[static_cast<std::size_t>(kind)];
+    j["traffic"][std::string(to_string(kind))] = {
+        {"groups", r.group_counts[static_cast<std::size_t>(kind)]},
+        {"all_reduce", tally_json(t.all_reduce)},
+        {"send", tally_json(t.send)},
+        {"recv", tally_json(t.recv)},
+        {"other", tally_json(t.other)},
+        {"total", tally_json(t.total())}};
+  }
+  j["traffic_checked"] = r.traffic_checked;
+  j["traffic_mismatches"] = r.traffic_mismatches;
+  if (r.dense_golden) {
+    j["dense_vs_golden"] = {{"loss", stat_json(r.dense_golden->loss)},
+                            {"output", stat_json(r.dense_golden->output)},
+                            {"grads", stat_json(r.dense_golden->grads)}};
+  }
+  j["time_ms"] = {{"run", r.run_ms}, {"dense", r.dense_ms}};
+  j["status"] = to_string(r.status);
+  j["summary"] = r.summary;
+  if (r.status != RunStatus::ok) j["details"] = r.details;
+  j["checks_ok"] = r.status == RunStatus::ok && r.checks_ok();
+  j["exit_code"] = r.exit_code();
+  j["trace"] = r.trace_path;
+  j["saved"] = r.saved_to;
+  return j;
+}
+
+}  // namespace ranklab::cli

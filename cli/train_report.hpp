@@ -1,0 +1,82 @@
+// What the main job reports, and its two renderings: text for people, JSON for machines
+// (`--json`, the same content).
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "emulator/report.hpp"
+#include "model/parallel_check.hpp"
+#include "model/problem.hpp"
+#include "model/run_golden.hpp"
+#include "model/traffic.hpp"
+
+namespace ranklab::cli {
+
+/// A resolved main job: what runs, on which layout and data.
+struct TrainSpec {
+  ParallelMode mode = ParallelMode::hybrid;
+  ParallelConfig layout;  ///< the layout the mode runs (mode_config of the requested one)
+  ModelShape shape;       ///< the shape the mode trains (mode_shape of the requested one)
+  bool f64 = false;
+  std::uint64_t seed = 0;
+  std::filesystem::path init_from;  ///< empty: generated weights and data
+  std::filesystem::path save;       ///< empty: nothing saved
+};
+
+/// One rank: where it sits and how far its results are from the references.
+struct RankRow {
+  int rank = 0;
+  Coords coords;
+  StageLayers stage;
+  std::array<std::string, 3> groups;  ///< tp, pp, dp group names
+  std::optional<RankCheck> check;     ///< absent when the run failed
+};
+
+/// One DP replica's loss from its last stage, beside the dense loss and the golden set's
+/// (PyTorch's, for a set the reference exported).
+struct ReplicaLoss {
+  int replica = 0;
+  double loss = 0.0;
+  double dense = 0.0;
+  std::optional<double> golden;
+};
+
+struct TrainReport {
+  TrainSpec spec;
+  std::string cluster;  ///< "policy rank-order, threads 1, send mode rendezvous, algorithm direct"
+  std::vector<RankRow> ranks;
+  std::vector<ReplicaLoss> losses;
+  std::array<KindTraffic, 3> traffic;  ///< summed over ranks, by GroupKind
+  std::array<std::size_t, 3> group_counts{};
+  bool traffic_checked = false;                 ///< only direct collectives have the seed's counts
+  std::vector<std::string> traffic_mismatches;  ///< ranks whose traffic differs from the seed's
+  std::optional<DenseGoldenCheck> dense_golden;
+  double tolerance = 0.0;
+  double run_ms = 0.0;    ///< the cluster run: start-up, one step on every rank, shut-down
+  double dense_ms = 0.0;  ///< the dense reference on one thread
+  RunStatus status = RunStatus::ok;
+  std::string summary;
+  std::string details;  ///< the emulator's report of a failed run
+  std::string trace_path;
+  std::string saved_to;
+
+  /// Every rank within tolerance, the dense reference within tolerance of the golden set's, and
+  /// the seed's traffic (where checked).
+  bool checks_ok() const;
+  /// DESIGN.md §7: the run's own code if it failed, 2 if a check failed, else 0.
+  int exit_code() const;
+};
+
+/// The report as text, section by section.
+void print_text(std::ostream& out, const TrainReport& report);
+
+/// The same content as JSON.
+nlohmann::ordered_json to_json(const TrainReport& report);
+
+}  // namespace ranklab::cli
