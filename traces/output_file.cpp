@@ -1,0 +1,47 @@
+#include "traces/output_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <fstream>
+#include <system_error>
+
+#include "traces/error.hpp"
+
+namespace ranklab {
+namespace {
+
+[[noreturn]] void fail(const std::filesystem::path& path, std::string_view what, int error) {
+  const std::string reason =
+      error == 0 ? std::string("unknown error") : std::generic_category().message(error);
+  throw TraceError(fmt::format("{}: cannot write {} ({})", path.string(), what, reason));
+}
+
+void remove_quietly(const std::filesystem::path& path) {
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
+}
+
+}  // namespace
+
+void write_output_file(const std::filesystem::path& path, std::string_view what,
+                       const std::function<void(std::ostream&)>& write) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) fail(path, what, errno);  // nothing created: leave whatever is there alone
+  try {
+    write(out);
+  } catch (...) {
+    out.close();
+    remove_quietly(path);
+    throw;
+  }
+  out.close();
+  if (!out) {
+    const int error = errno;
+    remove_quietly(path);
+    fail(path, what, error);
+  }
+}
+
+}  // namespace ranklab

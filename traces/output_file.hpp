@@ -1,0 +1,17 @@
+// Writing a report file (Perfetto JSON, HTML) with errors that name the file.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <string_view>
+
+namespace ranklab {
+
+/// Opens `path` for writing, lets `write` fill it, and closes it. Any failure throws
+/// TraceError "PATH: cannot write WHAT (reason)"; a partly written file is removed so no
+/// truncated report is left behind.
+void write_output_file(const std::filesystem::path& path, std::string_view what,
+                       const std::function<void(std::ostream&)>& write);
+
+}  // namespace ranklab

@@ -1,0 +1,165 @@
+#include "traces/stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
+#include "traces/event_text.hpp"
+#include "traces/messages.hpp"
+
+namespace ranklab {
+namespace {
+
+using nlohmann::json;
+
+void count_event(TraceStats& stats, const TraceEvent& event, const TraceHeader& header) {
+  ++stats.events;
+  if (event.status != OpStatus::completed) {
+    ++stats.pending;
+    return;
+  }
+  ++stats.completed;
+  stats.operations[std::string(to_string(event.op))].add(event.bytes);
+  GroupKindTraffic& kind = stats.group_kinds[std::string(group_kind(group_name(header, event)))];
+  if (event.op == OpKind::send) {
+    kind.p2p.add(event.bytes);
+    stats.matrix[{event.rank, event.peer}].add(event.bytes);
+  } else if (!is_point_to_point(event.op)) {
+    kind.collectives.add(event.bytes);
+  }
+}
+
+/// One row of a text table: a name column, then right-aligned numbers (or headings).
+template <typename Cell>
+void append_table_row(std::string& out, std::string_view name, const std::vector<Cell>& cells) {
+  fmt::format_to(std::back_inserter(out), "  {:<16}", name);
+  for (const Cell& cell : cells) fmt::format_to(std::back_inserter(out), " {:>14}", cell);
+  out += '\n';
+}
+
+void append_dense_matrix(std::string& out, const TraceStats& stats) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "\np2p bytes, sender (row) -> receiver (column):\n  {:>6}", "");
+  for (int dst = 0; dst < stats.world_size; ++dst) fmt::format_to(it, " {:>10}", dst);
+  out += '\n';
+  for (int src = 0; src < stats.world_size; ++src) {
+    fmt::format_to(it, "  {:>6}", src);
+    for (int dst = 0; dst < stats.world_size; ++dst) {
+      const auto cell = stats.matrix.find({src, dst});
+      if (cell == stats.matrix.end()) {
+        fmt::format_to(it, " {:>10}", ".");
+      } else {
+        fmt::format_to(it, " {:>10}", cell->second.bytes);
+      }
+    }
+    out += '\n';
+  }
+}
+
+/// Large worlds: the pairs that moved the most bytes, so the text stays readable.
+void append_busiest_pairs(std::string& out, const TraceStats& stats) {
+  std::vector<std::pair<std::pair<int, int>, Traffic>> pairs(stats.matrix.begin(),
+                                                             stats.matrix.end());
+  std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+    return a.second.bytes > b.second.bytes;
+  });
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "\np2p traffic, busiest sender -> receiver pairs ({} pairs talked):\n",
+                 pairs.size());
+  for (std::size_t i = 0; i < pairs.size() && i < kListedPairs; ++i) {
+    fmt::format_to(it, "  {:>7} -> {:<7} {:>10} messages {:>14} bytes\n", pairs[i].first.first,
+                   pairs[i].first.second, pairs[i].second.count, pairs[i].second.bytes);
+  }
+  if (pairs.size() > kListedPairs) {
+    fmt::format_to(it, "  ... {} more pairs (all of them: --json)\n", pairs.size() - kListedPairs);
+  }
+}
+
+json traffic_json(const Traffic& traffic) {
+  return {{"count", traffic.count}, {"bytes", traffic.bytes}};
+}
+
+}  // namespace
+
+std::string_view group_kind(std::string_view group_name) {
+  return group_name.substr(0, group_name.find('['));
+}
+
+TraceStats compute_stats(const Trace& trace) {
+  TraceStats stats;
+  stats.world_size = trace.header.world_size;
+  for (const TraceGroup& group : trace.header.groups) {
+    ++stats.group_kinds[std::string(group_kind(group.name))].groups;
+  }
+  for (const auto& events : trace.ranks) {
+    for (const TraceEvent& event : events) count_event(stats, event, trace.header);
+  }
+  stats.dangling_receives = link_messages(trace).dangling_receives;
+  return stats;
+}
+
+std::string format_stats(const TraceStats& stats, std::string_view trace_name) {
+  std::string out = fmt::format(
+      "trace {}: world {}, {} operations ({} completed, {} pending)\n", trace_name,
+      stats.world_size, stats.events, stats.completed, stats.pending);
+  if (stats.dangling_receives > 0) {
+    out += fmt::format("warning: {} receives name a send that is not in the trace\n",
+                       stats.dangling_receives);
+  }
+  out += '\n';
+  append_table_row<std::string_view>(
+      out, "group kind", {"groups", "p2p messages", "p2p bytes", "coll calls", "coll bytes"});
+  for (const auto& [kind, traffic] : stats.group_kinds) {
+    append_table_row<std::uint64_t>(out, kind,
+                                    {traffic.groups, traffic.p2p.count, traffic.p2p.bytes,
+                                     traffic.collectives.count, traffic.collectives.bytes});
+  }
+  out += '\n';
+  append_table_row<std::string_view>(out, "operation", {"calls", "bytes"});
+  for (const auto& [op, traffic] : stats.operations) {
+    append_table_row<std::uint64_t>(out, op, {traffic.count, traffic.bytes});
+  }
+  if (stats.matrix.empty()) {
+    out += "\nno point-to-point messages\n";
+  } else if (stats.world_size <= kDenseMatrixRanks) {
+    append_dense_matrix(out, stats);
+  } else {
+    append_busiest_pairs(out, stats);
+  }
+  out += "\n(a message counts once, at its send; a collective once per member, with that "
+         "member's bytes, by group kind only)\n";
+  return out;
+}
+
+json stats_to_json(const TraceStats& stats) {
+  json kinds = json::array();
+  for (const auto& [kind, traffic] : stats.group_kinds) {
+    kinds.push_back({{"kind", kind},
+                     {"groups", traffic.groups},
+                     {"p2p", traffic_json(traffic.p2p)},
+                     {"collectives", traffic_json(traffic.collectives)}});
+  }
+  json operations = json::array();
+  for (const auto& [op, traffic] : stats.operations) {
+    operations.push_back({{"op", op}, {"calls", traffic.count}, {"bytes", traffic.bytes}});
+  }
+  json matrix = json::array();
+  for (const auto& [pair, traffic] : stats.matrix) {
+    matrix.push_back({{"src", pair.first},
+                      {"dst", pair.second},
+                      {"messages", traffic.count},
+                      {"bytes", traffic.bytes}});
+  }
+  return {{"world_size", stats.world_size},
+          {"events", stats.events},
+          {"completed", stats.completed},
+          {"pending", stats.pending},
+          {"dangling_receives", stats.dangling_receives},
+          {"group_kinds", std::move(kinds)},
+          {"operations", std::move(operations)},
+          {"matrix", std::move(matrix)}};
+}
+
+}  // namespace ranklab
