@@ -5,14 +5,21 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cluster_flags.hpp"
+#include "cli/diff_command.hpp"
+#include "cli/export_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenarios_command.hpp"
+#include "cli/stats_command.hpp"
 #include "traces/error.hpp"
 
 int main(int argc, char** argv) {
   using namespace ranklab::cli;
   CLI::App app{"ranklab: a distributed training cluster emulated in one process"};
   app.require_subcommand(1);
+  // A bad usage is one line, like every other error (CLI11's default adds a second).
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("ranklab: error: ") + e.what() + " (see --help)\n";
+  });
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off")
       ->capture_default_str();
@@ -20,6 +27,12 @@ int main(int argc, char** argv) {
   RunFlags run_flags;
   CLI::App& run = add_run_command(app, run_flags);
   CLI::App& list = add_scenarios_command(app);
+  DiffFlags diff_flags;
+  CLI::App& diff = add_diff_command(app, diff_flags);
+  StatsFlags stats_flags;
+  CLI::App& stats = add_stats_command(app, stats_flags);
+  ExportFlags export_flags;
+  CLI::App& export_ = add_export_command(app, export_flags);
 
   try {
     app.parse(argc, argv);
@@ -30,6 +43,9 @@ int main(int argc, char** argv) {
     configure_logging(log_level);
     if (run) return run_command(run_flags);
     if (list) return scenarios_command();
+    if (diff) return diff_command(diff_flags);
+    if (stats) return stats_command(stats_flags);
+    if (export_) return export_command(export_flags);
   } catch (const ranklab::Error& e) {
     std::cerr << "ranklab: error: " << e.what() << "\n";
     return 1;

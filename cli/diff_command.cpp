@@ -1,0 +1,33 @@
+#include "cli/diff_command.hpp"
+
+#include <iostream>
+
+#include "traces/diff.hpp"
+#include "traces/jsonl.hpp"
+
+namespace ranklab::cli {
+
+CLI::App& add_diff_command(CLI::App& app, DiffFlags& flags) {
+  CLI::App& diff = *app.add_subcommand(
+      "diff",
+      "compare two traces rank by rank; print each rank's first divergence (exit 0 identical, "
+      "2 different). Ignores lamport and the header's config (policy, seed, threads, ...)");
+  diff.add_option("A", flags.a, "first trace (JSON Lines)")->required();
+  diff.add_option("B", flags.b, "second trace (JSON Lines)")->required();
+  diff.add_flag("--json", flags.json, "print the report as JSON");
+  return diff;
+}
+
+int diff_command(const DiffFlags& flags) {
+  const Trace a = read_trace_file(flags.a);
+  const Trace b = read_trace_file(flags.b);
+  const TraceDiff diff = diff_traces(a, b);
+  if (flags.json) {
+    std::cout << diff_to_json(diff, flags.a, flags.b).dump(2) << "\n";
+  } else {
+    std::cout << format_diff(diff, flags.a, flags.b);
+  }
+  return diff.identical() ? 0 : kExitDifferent;
+}
+
+}  // namespace ranklab::cli

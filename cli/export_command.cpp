@@ -1,0 +1,54 @@
+#include "cli/export_command.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "traces/error.hpp"
+#include "traces/export_html.hpp"
+#include "traces/export_perfetto.hpp"
+#include "traces/jsonl.hpp"
+#include "traces/messages.hpp"
+
+namespace ranklab::cli {
+
+CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
+  CLI::App& command = *app.add_subcommand(
+      "export", "write a trace for a viewer: Perfetto/Chrome JSON or a self-contained HTML report");
+  command.add_option("TRACE", flags.trace, "trace (JSON Lines)")->required();
+  command.add_option("--perfetto", flags.perfetto,
+                     "write Chrome Trace Event JSON here (open it in ui.perfetto.dev)");
+  command.add_option("--html", flags.html, "write the HTML report here");
+  command.add_option("--max-events", flags.max_events,
+                     "operations drawn on the HTML timeline, earliest first (0: all)")
+      ->capture_default_str();
+  return command;
+}
+
+int export_command(const ExportFlags& flags) {
+  if (flags.perfetto.empty() && flags.html.empty()) {
+    throw UsageError("export: say what to write: --perfetto OUT.json and/or --html OUT.html");
+  }
+  const Trace trace = read_trace_file(flags.trace);
+  // Arrows need both ends; a receive whose send line is gone is drawn without one.
+  if (const auto dangling = link_messages(trace).dangling_receives; dangling > 0) {
+    spdlog::warn("{}: {} receives name a send that is not in the trace; drawn without arrows",
+                 flags.trace, dangling);
+  }
+  if (!flags.perfetto.empty()) {
+    write_perfetto_file(flags.perfetto, trace);
+    std::cout << "perfetto: " << flags.perfetto << " (open it in https://ui.perfetto.dev)\n";
+  }
+  if (!flags.html.empty()) {
+    const HtmlReportOptions options{
+        .title = std::filesystem::path(flags.trace).filename().string(),
+        .max_events = flags.max_events};
+    write_html_report_file(flags.html, trace, options);
+    std::cout << "html: " << flags.html << "\n";
+  }
+  return 0;
+}
+
+}  // namespace ranklab::cli

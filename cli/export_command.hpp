@@ -1,0 +1,25 @@
+// `ranklab export TRACE --perfetto OUT.json | --html OUT.html`: the trace for a viewer:
+// Chrome Trace Event JSON for ui.perfetto.dev, or a self-contained HTML report.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace ranklab::cli {
+
+struct ExportFlags {
+  std::string trace;
+  std::string perfetto;  ///< empty: not asked for
+  std::string html;      ///< empty: not asked for
+  std::size_t max_events = 20'000;
+};
+
+/// Registers the subcommand; `flags` must outlive parsing.
+CLI::App& add_export_command(CLI::App& app, ExportFlags& flags);
+
+/// Writes the requested files and says so on stdout; returns the exit code.
+int export_command(const ExportFlags& flags);
+
+}  // namespace ranklab::cli

@@ -1,0 +1,22 @@
+// `ranklab stats TRACE`: messages and bytes per group kind and per operation, and the
+// rank x rank matrix of point-to-point traffic (traces/stats.hpp defines what counts).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace ranklab::cli {
+
+struct StatsFlags {
+  std::string trace;
+  bool json = false;
+};
+
+/// Registers the subcommand; `flags` must outlive parsing.
+CLI::App& add_stats_command(CLI::App& app, StatsFlags& flags);
+
+/// Prints the statistics; returns the exit code.
+int stats_command(const StatsFlags& flags);
+
+}  // namespace ranklab::cli
