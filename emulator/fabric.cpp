@@ -39,6 +39,10 @@ const Group& Fabric::group(std::string_view kind, std::span<const int> global_ra
   std::string name = Group::make_name(kind, global_ranks);
   Lock lock(mutex_);
   if (auto it = groups_by_name_.find(name); it != groups_by_name_.end()) return *it->second;
+  std::vector<int> sorted(global_ranks.begin(), global_ranks.end());
+  std::sort(sorted.begin(), sorted.end());
+  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+  RANKLAB_CHECK(twice == sorted.end(), "new_group {}: rank {} is listed twice", kind, *twice);
   const auto id = static_cast<std::uint32_t>(groups_.size());
   groups_.push_back(std::make_unique<Group>(
       id, name, std::vector<int>(global_ranks.begin(), global_ranks.end())));
@@ -226,6 +230,7 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
     if (timed_out && !op.done.load(std::memory_order_relaxed) && verdict_ == RunStatus::ok) {
       if (!watchdog) return false;
       declare_watchdog(op.rank, op);
+      std::rethrow_exception(root_cause_);  // the rank that waited gets the TimeoutError
     }
   }
   if (op.error) std::rethrow_exception(op.error);
