@@ -2,6 +2,7 @@
 // into ClusterOptions.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -12,7 +13,7 @@
 namespace ranklab::cli {
 
 struct ClusterFlags {
-  int world = 0;  ///< 0: the program's default
+  std::optional<int> world;  ///< unset: the program's default
   std::string policy = "rank-order";
   int threads = 1;
   std::string send_mode = "rendezvous";

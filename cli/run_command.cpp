@@ -45,16 +45,12 @@ CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
 }
 
 int run_command(const RunFlags& flags) {
-  if (flags.scenario.empty()) {
-    const std::optional<int> world =
-        flags.cluster.world > 0 ? std::optional<int>(flags.cluster.world) : std::nullopt;
-    return train_command(flags.cluster, flags.train, world);
-  }
+  if (flags.scenario.empty()) return train_command(flags.cluster, flags.train, flags.cluster.world);
   if (const std::string flag = flags.train.first_given(); !flag.empty()) {
     throw UsageError(fmt::format("{} belongs to the main job, not to --scenario", flag));
   }
   const Scenario& scenario = find_scenario(flags.scenario);
-  const int world = flags.cluster.world > 0 ? flags.cluster.world : scenario.default_world;
+  const int world = flags.cluster.world.value_or(scenario.default_world);
   if (world < scenario.min_world) {
     throw UsageError(fmt::format("scenario {} needs at least {} ranks, got --world {}",
                                  scenario.name, scenario.min_world, world));
