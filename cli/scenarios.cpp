@@ -90,7 +90,8 @@ void wildcard_race(Communicator& world, const ScenarioParams&, ScenarioOutput& o
   for (int i = 1; i < world.size(); ++i) {
     std::int32_t value = -1;
     const RecvStatus status = world.recv(std::span(&value, 1), kAnySource, /*tag=*/0);
-    order += (i > 1 ? " " : "") + std::to_string(status.source);
+    order += i > 1 ? " " : "";
+    order += std::to_string(status.source);
   }
   out.say(0, "rank 0 matched senders in order: " + order);
 }
@@ -136,7 +137,8 @@ const Scenario& find_scenario(std::string_view name) {
   std::string known;
   for (const auto& s : scenarios()) {
     if (s.name == name) return s;
-    known += (known.empty() ? "" : ", ") + s.name;
+    known += known.empty() ? "" : ", ";
+    known += s.name;
   }
   throw UsageError(fmt::format("unknown scenario '{}' (known: {})", name, known));
 }

@@ -159,7 +159,8 @@ std::optional<Whereabouts> whereabouts_of(const detail::RankSlot& slot,
 std::string list_groups(const std::vector<std::string>& names) {
   std::string out;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    out += i == 0 ? "" : i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
   }
   return out;
 }

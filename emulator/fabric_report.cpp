@@ -19,7 +19,8 @@ constexpr std::size_t kMaxListed = 32;  // keeps reports of 65,536-rank runs rea
 std::string join_ranks(const std::vector<int>& ranks) {
   std::string out;
   for (std::size_t i = 0; i < ranks.size() && i < kMaxListed; ++i) {
-    out += (i ? ", " : "") + std::to_string(ranks[i]);
+    out += i ? ", " : "";
+    out += std::to_string(ranks[i]);
   }
   if (ranks.size() > kMaxListed) out += fmt::format(" and {} more", ranks.size() - kMaxListed);
   return out;

@@ -100,7 +100,8 @@ std::vector<std::vector<int>> find_cycles(const std::vector<std::vector<int>>& w
 std::string format_cycle(const std::vector<int>& cycle) {
   std::string out;
   for (std::size_t i = 0; i < cycle.size(); ++i) {
-    out += (i ? " -> " : "") + std::to_string(cycle[i]);
+    out += i ? " -> " : "";
+    out += std::to_string(cycle[i]);
   }
   return out;
 }

@@ -42,7 +42,10 @@ const Entry* find_entry(Algorithm algorithm, OpKind op) {
 std::string implemented_by(Algorithm algorithm) {
   std::string out;
   for (const Entry& e : kAlgorithms) {
-    if (e.algorithm == algorithm) out += (out.empty() ? "" : ", ") + std::string(to_string(e.op));
+    if (e.algorithm == algorithm) {
+      out += out.empty() ? "" : ", ";
+      out += to_string(e.op);
+    }
   }
   return out;
 }
