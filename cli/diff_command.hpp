@@ -2,9 +2,8 @@
 // (traces/diff.hpp says what is compared). Exit 0 identical, 2 different, 1 bad input.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace ranklab::cli {
 

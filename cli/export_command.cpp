@@ -1,10 +1,10 @@
 #include "cli/export_command.hpp"
 
-#include <filesystem>
-#include <iostream>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
 
 #include "traces/error.hpp"
 #include "traces/export_html.hpp"
@@ -21,8 +21,9 @@ CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
   command.add_option("--perfetto", flags.perfetto,
                      "write Chrome Trace Event JSON here (open it in ui.perfetto.dev)");
   command.add_option("--html", flags.html, "write the HTML report here");
-  command.add_option("--max-events", flags.max_events,
-                     "operations drawn on the HTML timeline, earliest first (0: all)")
+  command
+      .add_option("--max-events", flags.max_events,
+                  "operations drawn on the HTML timeline, earliest first (0: all)")
       ->capture_default_str();
   return command;
 }
@@ -42,9 +43,8 @@ int export_command(const ExportFlags& flags) {
     std::cout << "perfetto: " << flags.perfetto << " (open it in https://ui.perfetto.dev)\n";
   }
   if (!flags.html.empty()) {
-    const HtmlReportOptions options{
-        .title = std::filesystem::path(flags.trace).filename().string(),
-        .max_events = flags.max_events};
+    const HtmlReportOptions options{.title = std::filesystem::path(flags.trace).filename().string(),
+                                    .max_events = flags.max_events};
     write_html_report_file(flags.html, trace, options);
     std::cout << "html: " << flags.html << "\n";
   }

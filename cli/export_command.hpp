@@ -2,10 +2,9 @@
 // Chrome Trace Event JSON for ui.perfetto.dev, or a self-contained HTML report.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstddef>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 namespace ranklab::cli {
 

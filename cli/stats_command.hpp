@@ -2,9 +2,8 @@
 // rank x rank matrix of point-to-point traffic (traces/stats.hpp defines what counts).
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace ranklab::cli {
 

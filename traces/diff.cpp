@@ -103,7 +103,8 @@ std::vector<std::string> header_differences(const TraceHeader& a, const TraceHea
     if (it != b_groups.end()) b_groups.erase(it);
   }
   for (const TraceGroup& group : b.groups) {
-    if (b_groups.contains(group.name)) out.push_back(fmt::format("group '{}' only in B", group.name));
+    if (b_groups.contains(group.name))
+      out.push_back(fmt::format("group '{}' only in B", group.name));
   }
   return out;
 }
@@ -181,8 +182,9 @@ TraceDiff diff_traces(const Trace& a, const Trace& b) {
 }
 
 std::string format_diff(const TraceDiff& diff, std::string_view a_name, std::string_view b_name) {
-  std::string out = fmt::format("compared per rank, in order: {}; ignored: lamport, header config\n",
-                                fmt::join(compared_fields(), " "));
+  std::string out =
+      fmt::format("compared per rank, in order: {}; ignored: lamport, header config\n",
+                  fmt::join(compared_fields(), " "));
   auto it = std::back_inserter(out);
   for (const std::string& difference : diff.header_differences) {
     fmt::format_to(it, "header: {}\n", difference);
@@ -208,18 +210,13 @@ json diff_to_json(const TraceDiff& diff, std::string_view a_name, std::string_vi
                      {"b", side_json(d.b, diff.b->header)}});
   }
   const auto side = [](std::string_view name, const Trace& trace) {
-    return json{{"path", name},
-                {"world_size", trace.header.world_size},
-                {"events", event_count(trace)}};
+    return json{
+        {"path", name}, {"world_size", trace.header.world_size}, {"events", event_count(trace)}};
   };
-  return {{"identical", diff.identical()},
-          {"a", side(a_name, *diff.a)},
-          {"b", side(b_name, *diff.b)},
-          {"compared_fields", compared_fields()},
-          {"ignored", {"lamport", "config"}},
-          {"header_differences", diff.header_differences},
-          {"ranks", std::move(ranks)},
-          {"summary", summary_line(diff, a_name, b_name)}};
+  return {{"identical", diff.identical()},    {"a", side(a_name, *diff.a)},
+          {"b", side(b_name, *diff.b)},       {"compared_fields", compared_fields()},
+          {"ignored", {"lamport", "config"}}, {"header_differences", diff.header_differences},
+          {"ranks", std::move(ranks)},        {"summary", summary_line(diff, a_name, b_name)}};
 }
 
 }  // namespace ranklab

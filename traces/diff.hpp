@@ -13,11 +13,10 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "traces/event.hpp"
 
@@ -33,7 +32,7 @@ std::vector<std::string_view> differing_fields(const TraceEvent& a, const TraceH
 /// The first difference on one rank.
 struct RankDivergence {
   int rank = 0;
-  std::size_t op_index = 0;   ///< position in the rank's sequence, from 0
+  std::size_t op_index = 0;       ///< position in the rank's sequence, from 0
   const TraceEvent* a = nullptr;  ///< nullptr: A's sequence ended before this operation
   const TraceEvent* b = nullptr;
   std::vector<std::string_view> fields;  ///< differing fields; empty when a side ended

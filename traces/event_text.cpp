@@ -27,8 +27,8 @@ std::string event_label(const TraceEvent& event, const TraceHeader& header) {
 }
 
 std::string describe_event(const TraceEvent& event, const TraceHeader& header) {
-  std::string text = fmt::format("#{} {} {}", event.rank_seq, to_string(event.op),
-                                 group_name(header, event));
+  std::string text =
+      fmt::format("#{} {} {}", event.rank_seq, to_string(event.op), group_name(header, event));
   auto out = std::back_inserter(text);
   if (is_point_to_point(event.op)) {
     if (event.peer == kNoRank) {

@@ -7,9 +7,8 @@
 #include <cstddef>
 #include <filesystem>
 #include <iosfwd>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "traces/event.hpp"
 

@@ -52,12 +52,15 @@ double micros(double ns) { return ns / 1000.0; }
 
 void add_rank_metadata(EventWriter& events, int rank) {
   const int pid = rank + 1;
-  events.add(R"({{"ph":"M","name":"process_name","pid":{},"tid":{},"ts":0,"args":{{"name":"rank {}"}}}})",
-             pid, pid, rank);
-  events.add(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":{},"ts":0,"args":{{"sort_index":{}}}}})",
-             pid, pid, rank);
-  events.add(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"ts":0,"args":{{"name":"operations"}}}})",
-             pid, pid);
+  events.add(
+      R"({{"ph":"M","name":"process_name","pid":{},"tid":{},"ts":0,"args":{{"name":"rank {}"}}}})",
+      pid, pid, rank);
+  events.add(
+      R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":{},"ts":0,"args":{{"sort_index":{}}}}})",
+      pid, pid, rank);
+  events.add(
+      R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"ts":0,"args":{{"name":"operations"}}}})",
+      pid, pid);
 }
 
 void add_slices(EventWriter& events, const Trace& trace, const Timeline& timeline, int rank) {
@@ -68,9 +71,8 @@ void add_slices(EventWriter& events, const Trace& trace, const Timeline& timelin
     std::string name = event_label(event, trace.header);
     if (event.status != OpStatus::completed) name += " (pending)";
     events.add(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})",
-               quote(name), is_point_to_point(event.op) ? "p2p" : "collective", rank + 1,
-               rank + 1, micros(at.start_ns), micros(at.duration_ns),
-               format_event(event, trace.header));
+               quote(name), is_point_to_point(event.op) ? "p2p" : "collective", rank + 1, rank + 1,
+               micros(at.start_ns), micros(at.duration_ns), format_event(event, trace.header));
   }
 }
 
@@ -93,13 +95,12 @@ void add_flows(EventWriter& events, const Trace& trace, const Timeline& timeline
 }
 
 std::string other_data(const Trace& trace, const Timeline& timeline) {
-  const nlohmann::json data = {
-      {"source", "ranklab"},
-      {"trace_version", trace.header.version},
-      {"world_size", trace.header.world_size},
-      {"time_base", to_string(timeline.base())},
-      {"time_unit", axis_unit(timeline.base())},
-      {"config", trace.header.config}};
+  const nlohmann::json data = {{"source", "ranklab"},
+                               {"trace_version", trace.header.version},
+                               {"world_size", trace.header.world_size},
+                               {"time_base", to_string(timeline.base())},
+                               {"time_unit", axis_unit(timeline.base())},
+                               {"config", trace.header.config}};
   return data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -36,9 +36,8 @@ MessageLinks link_messages(const Trace& trace) {
         ++result.dangling_receives;
         continue;
       }
-      result.links.push_back({event.msg,
-                              {event.msg.sender, send_index},
-                              {static_cast<int>(rank), i}});
+      result.links.push_back(
+          {event.msg, {event.msg.sender, send_index}, {static_cast<int>(rank), i}});
     }
   }
   return result;

@@ -62,9 +62,8 @@ void append_dense_matrix(std::string& out, const TraceStats& stats) {
 void append_busiest_pairs(std::string& out, const TraceStats& stats) {
   std::vector<std::pair<std::pair<int, int>, Traffic>> pairs(stats.matrix.begin(),
                                                              stats.matrix.end());
-  std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
-    return a.second.bytes > b.second.bytes;
-  });
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](const auto& a, const auto& b) { return a.second.bytes > b.second.bytes; });
   auto it = std::back_inserter(out);
   fmt::format_to(it, "\np2p traffic, busiest sender -> receiver pairs ({} pairs talked):\n",
                  pairs.size());
@@ -101,9 +100,9 @@ TraceStats compute_stats(const Trace& trace) {
 }
 
 std::string format_stats(const TraceStats& stats, std::string_view trace_name) {
-  std::string out = fmt::format(
-      "trace {}: world {}, {} operations ({} completed, {} pending)\n", trace_name,
-      stats.world_size, stats.events, stats.completed, stats.pending);
+  std::string out =
+      fmt::format("trace {}: world {}, {} operations ({} completed, {} pending)\n", trace_name,
+                  stats.world_size, stats.events, stats.completed, stats.pending);
   if (stats.dangling_receives > 0) {
     out += fmt::format("warning: {} receives name a send that is not in the trace\n",
                        stats.dangling_receives);
@@ -128,8 +127,9 @@ std::string format_stats(const TraceStats& stats, std::string_view trace_name) {
   } else {
     append_busiest_pairs(out, stats);
   }
-  out += "\n(a message counts once, at its send; a collective once per member, with that "
-         "member's bytes, by group kind only)\n";
+  out +=
+      "\n(a message counts once, at its send; a collective once per member, with that "
+      "member's bytes, by group kind only)\n";
   return out;
 }
 
