@@ -1,0 +1,297 @@
+// End to end: the built `ranklab` binary, run as a user runs it. Every built-in scenario
+// ends with its exit code and report, --trace writes a valid trace, bad input exits 1 with
+// one line on stderr, and `ranklab run` alone runs the main job.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/temp_dir.hpp"
+#include "traces/jsonl.hpp"
+
+namespace ranklab::testing {
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  ///< stdout
+  std::string err;  ///< stderr
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `'text'` for the shell.
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// Runs `ranklab ARGS...` in `cwd` (a fresh temporary directory if empty).
+Result ranklab(const std::vector<std::string>& args, const std::filesystem::path& cwd = {}) {
+  TempDir scratch("ranklab_cli");
+  const std::filesystem::path dir = cwd.empty() ? scratch.path() : cwd;
+  std::string command = "cd " + quoted(dir.string()) + " && " + quoted(RANKLAB_BINARY);
+  for (const auto& a : args) command += " " + quoted(a);
+  const auto err_path = scratch / "stderr.txt";
+  command += " 2>" + quoted(err_path.string());
+  Result result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.err = read_file(err_path);
+  return result;
+}
+
+std::string show(const Result& r) {
+  return "exit " + std::to_string(r.code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+::testing::AssertionResult has(const Result& r, const std::string& part) {
+  if (r.out.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "stdout lacks\n  " << part << "\n" << show(r);
+}
+
+// What each built-in scenario must do: its exit code and lines of its report.
+struct ScenarioExpectation {
+  std::string name;
+  int code;
+  std::vector<std::string> report;
+
+  friend void PrintTo(const ScenarioExpectation& e, std::ostream* os) { *os << e.name; }
+};
+
+const std::vector<ScenarioExpectation>& expectations() {
+  static const std::vector<ScenarioExpectation> all = {
+      {"ring", 0, {"result: ok: 4 ranks finished"}},
+      {"allreduce",
+       0,
+       {"all_reduce of 16 x i64 over 8 ranks matches the closed form",
+        "result: ok: 8 ranks finished"}},
+      {"send-send",
+       3,
+       {"rank 0: send to rank 1 tag 0 in world (1 x i32), op #0",
+        "rank 1: send to rank 0 tag 0 in world (1 x i32), op #0", "wait-for cycles:\n  0 -> 1 -> 0",
+        "result: deadlock: 2 ranks blocked, none can proceed; cycle 0 -> 1 -> 0"}},
+      {"missing-barrier",
+       3,
+       {"rank 3 finished (returned) while ranks 0, 1, 2 wait for it",
+        "rank 3 never joined barrier #0 of world (it finished)",
+        "result: deadlock: 3 ranks blocked, none can proceed"}},
+      {"collective-mismatch",
+       4,
+       {"collective mismatch in world collective #0: the members' calls differ",
+        "all_reduce(sum, f32, count=16)", "all_reduce(sum, f32, count=17)",
+        "first rank that differs: 3"}},
+      {"crash",
+       5,
+       {"RANK FAILURE: rank 3 failed first (root cause): rank 3: simulated failure",
+        "result: rank 3 failed"}},
+      {"wildcard-race", 0, {"rank 0 matched senders in order: ", "result: ok: 4 ranks finished"}},
+  };
+  return all;
+}
+
+//! `ranklab scenarios` lists, one line each, exactly the scenarios this suite checks.
+TEST(CliTest, ScenariosListsEveryScenario) {
+  const Result r = ranklab({"scenarios"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_EQ(r.err, "");
+  std::set<std::string> listed, expected;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    listed.insert(line.substr(0, line.find(' ')));
+    EXPECT_NE(line.find("(world "), std::string::npos) << line;
+  }
+  for (const auto& e : expectations()) expected.insert(e.name);
+  EXPECT_EQ(listed, expected) << "a new scenario needs its expectation in this test";
+}
+
+class CliScenarioTest : public ::testing::TestWithParam<ScenarioExpectation> {};
+
+//! Each scenario exits with its code and prints its report, whatever the policy and
+//! thread count; results go to stdout and nothing to stderr.
+TEST_P(CliScenarioTest, ExitCodeAndReport) {
+  const ScenarioExpectation& e = GetParam();
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {}, {"--policy", "random:1"}, {"--policy", "pct:3:2", "--threads", "2"}}) {
+    std::vector<std::string> args = {"run", "--scenario", e.name};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = ranklab(args);
+    SCOPED_TRACE(::testing::PrintToString(args));
+    EXPECT_EQ(r.code, e.code) << show(r);
+    EXPECT_EQ(r.err, "");
+    EXPECT_TRUE(has(r, "scenario " + e.name + ": world "));
+    for (const auto& line : e.report) EXPECT_TRUE(has(r, line));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, CliScenarioTest, ::testing::ValuesIn(expectations()),
+                         [](const auto& p) {
+                           std::string name = p.param.name;
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
+
+//! send-send deadlocks under rendezvous (exit 3), passes under eager and under an eager
+//! limit that fits its 4-byte message, and deadlocks under one that does not.
+TEST(CliTest, SendSendDependsOnSendMode) {
+  EXPECT_EQ(ranklab({"run", "--scenario", "send-send"}).code, 3);
+  for (const char* mode : {"eager", "eager<=4", "eager<=1024"}) {
+    const Result r = ranklab({"run", "--scenario", "send-send", "--send-mode", mode});
+    EXPECT_EQ(r.code, 0) << mode << "\n" << show(r);
+    EXPECT_TRUE(has(r, std::string("send mode ") + mode));
+  }
+  const Result r = ranklab({"run", "--scenario", "send-send", "--send-mode", "eager<=3"});
+  EXPECT_EQ(r.code, 3) << show(r);
+  EXPECT_TRUE(has(r, "cycle 0 -> 1 -> 0"));
+}
+
+//! --world changes who is named: in 8 ranks missing-barrier blames rank 7.
+TEST(CliTest, WorldFlagChangesTheCulprit) {
+  const Result r = ranklab({"run", "--scenario", "missing-barrier", "--world", "8"});
+  EXPECT_EQ(r.code, 3) << show(r);
+  EXPECT_TRUE(has(r, "rank 7 finished (returned) while ranks 0, 1, 2, 3, 4, 5, 6 wait for it"));
+  EXPECT_TRUE(has(r, "rank 7 never joined barrier #0 of world (it finished)"));
+}
+
+//! --trace writes a trace that the reader accepts, for passing and failing runs alike,
+//! with the scenario and configuration in its header.
+TEST(CliTest, TraceFlagWritesAValidTrace) {
+  TempDir dir("ranklab_cli_trace");
+  for (const auto& e : expectations()) {
+    SCOPED_TRACE(e.name);
+    const auto path = dir / (e.name + "/run.jsonl");
+    const Result r = ranklab({"run", "--scenario", e.name, "--trace", path.string()});
+    EXPECT_EQ(r.code, e.code) << show(r);
+    EXPECT_TRUE(has(r, "trace: " + path.string()));
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    const Trace trace = read_trace_file(path);
+    EXPECT_EQ(trace.header.config.at("scenario"), e.name);
+    EXPECT_EQ(trace.header.config.at("policy"), "rank-order");
+    EXPECT_EQ(trace.header.config.at("send_mode"), "rendezvous");
+    EXPECT_EQ(static_cast<int>(trace.ranks.size()), trace.header.world_size);
+  }
+}
+
+//! The same command writes byte-identical traces twice.
+TEST(CliTest, SameCommandSameTraceBytes) {
+  TempDir dir("ranklab_cli_trace");
+  for (const char* name : {"a.jsonl", "b.jsonl"}) {
+    const Result r = ranklab({"run", "--scenario", "wildcard-race", "--world", "13", "--policy",
+                              "pct:4:3", "--trace", (dir / name).string()});
+    ASSERT_EQ(r.code, 0) << show(r);
+  }
+  const std::string a = read_file(dir / "a.jsonl");
+  EXPECT_FALSE(a.empty());
+  EXPECT_TRUE(a == read_file(dir / "b.jsonl")) << "the two traces differ";
+}
+
+//! wildcard-race: the order rank 0 prints is the order of its receives' peers in the
+//! trace, and different policies give different orders.
+TEST(CliTest, WildcardRaceTraceShowsWhoMatched) {
+  TempDir dir("ranklab_cli_trace");
+  std::set<std::string> orders;
+  for (const char* policy : {"rank-order", "random:1", "random:2", "random:3", "pct:1"}) {
+    SCOPED_TRACE(policy);
+    const auto path = dir / (std::string(policy) + ".jsonl");
+    const Result r = ranklab(
+        {"run", "--scenario", "wildcard-race", "--policy", policy, "--trace", path.string()});
+    ASSERT_EQ(r.code, 0) << show(r);
+    const std::string marker = "rank 0 matched senders in order: ";
+    const auto at = r.out.find(marker);
+    ASSERT_NE(at, std::string::npos) << show(r);
+    const std::string printed =
+        r.out.substr(at + marker.size(), r.out.find('\n', at) - at - marker.size());
+    const Trace trace = read_trace_file(path);
+    std::string from_trace;
+    for (const auto& event : trace.ranks[0]) {
+      ASSERT_EQ(event.op, OpKind::recv);
+      from_trace += (from_trace.empty() ? "" : " ") + std::to_string(event.peer);
+    }
+    EXPECT_EQ(printed, from_trace);
+    orders.insert(printed);
+  }
+  EXPECT_GT(orders.size(), 1u) << "the match order should depend on the policy";
+}
+
+struct BadInput {
+  std::string label;
+  std::vector<std::string> args;
+  std::string message;  ///< part of the one stderr line
+
+  friend void PrintTo(const BadInput& b, std::ostream* os) { *os << b.label; }
+};
+
+class CliBadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+//! Bad input exits 1 with one line on stderr that names the flag or value, and nothing
+//! on stdout.
+TEST_P(CliBadInputTest, ExitsOneWithOneLine) {
+  const BadInput& b = GetParam();
+  const Result r = ranklab(b.args);
+  EXPECT_EQ(r.code, 1) << show(r);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("ranklab: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(b.message), std::string::npos) << r.err << "\nexpected: " << b.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Inputs, CliBadInputTest,
+    ::testing::Values(
+        BadInput{"unknown_scenario", {"run", "--scenario", "nope"}, "unknown scenario 'nope'"},
+        BadInput{"bad_policy",
+                 {"run", "--scenario", "ring", "--policy", "bogus"},
+                 "unknown scheduling policy 'bogus'"},
+        BadInput{"bad_policy_seed",
+                 {"run", "--scenario", "ring", "--policy", "random:x"},
+                 "invalid seed 'x' in 'random:x'"},
+        BadInput{"world_zero", {"run", "--scenario", "ring", "--world", "0"}, "--world 0"},
+        BadInput{"threads_zero",
+                 {"run", "--scenario", "ring", "--threads", "0"},
+                 "--threads must be at least 1, got 0"},
+        BadInput{"bad_send_mode",
+                 {"run", "--scenario", "ring", "--send-mode", "lazy"},
+                 "unknown send mode 'lazy'"},
+        BadInput{
+            "bad_algo", {"run", "--scenario", "ring", "--algo", "fancy"}, "unknown --algo 'fancy'"},
+        BadInput{"main_job_world_zero", {"run", "--world", "0"}, "--world 0"},
+        BadInput{
+            "world_not_a_number", {"run", "--scenario", "ring", "--world", "abc"}, "--world = abc"},
+        BadInput{"unknown_flag", {"run", "--bogus"}, "--bogus"},
+        BadInput{"no_subcommand", {}, "subcommand"}),
+    [](const auto& p) { return p.param.label; });
+
+//! `ranklab run` with no arguments runs the main job, exits 0 and writes
+//! traces/main.jsonl in the current directory, a trace the reader accepts.
+TEST(CliTest, RunAloneRunsTheMainJob) {
+  TempDir cwd("ranklab_cli_cwd");
+  const Result r = ranklab({"run"}, cwd.path());
+  EXPECT_EQ(r.code, 0) << show(r);
+  EXPECT_TRUE(has(r, "trace: traces/main.jsonl"));
+  const auto path = cwd / "traces/main.jsonl";
+  ASSERT_TRUE(std::filesystem::exists(path));
+  const Trace trace = read_trace_file(path);
+  EXPECT_GE(trace.header.world_size, 1);
+  EXPECT_FALSE(trace.ranks.empty());
+}
+
+}  // namespace
+}  // namespace ranklab::testing

@@ -1,0 +1,269 @@
+// Runs that end badly without a deadlock: collective mismatches (exit 4), rank failures
+// (exit 5, root cause first, PeerAbortedError in every waiter), and the watchdog that
+// bounds what the exact deadlock check cannot see.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "emulator/errors.hpp"
+#include "tests/emulator/emulator_test_support.hpp"
+#include "tests/support/expect_throw_msg.hpp"
+
+namespace ranklab::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// `  {group rank}  {global rank}  ` as the first columns of a mismatch table row.
+std::string table_row(int group_rank, int global_rank) {
+  return fmt::format("\n  {:>10}  {:>11}  ", group_rank, global_rank);
+}
+
+class MismatchTest : public ::testing::TestWithParam<ClusterParam> {};
+
+//! One rank's all_reduce has a different count: the run fails at once with a mismatch
+//! (exit 4) whose table has a row for every member, shows both signatures, marks the odd
+//! one and names it as the first rank that differs; every rank ends with the mismatch or a
+//! cancellation.
+TEST_P(MismatchTest, AllReduceCountMismatchListsEveryMember) {
+  const int n = GetParam().world;
+  const int odd = n - 1;
+  RankErrors errors(n);
+  const RunReport report = run_ranks(GetParam().options(), [&](Communicator& world) {
+    errors.run(world.rank(), [&] {
+      std::vector<float> x(world.rank() == odd ? 5 : 4, 1.0f);
+      world.all_reduce(std::span(x));
+    });
+  });
+  EXPECT_EQ(report.status, RunStatus::mismatch) << report.summary << "\n" << report.details;
+  EXPECT_EQ(exit_code(report.status), 4);
+  EXPECT_EQ(report.root_cause_rank, odd);
+  const std::string& d = report.details;
+  EXPECT_TRUE(contains(d, "collective mismatch in world collective #0: the members' calls differ"));
+  EXPECT_TRUE(contains(d, "all_reduce(sum, f32, count=4)"));
+  EXPECT_TRUE(contains(d, "all_reduce(sum, f32, count=5)"));
+  EXPECT_TRUE(contains(d, "   <-- differs"));
+  EXPECT_TRUE(contains(d, fmt::format("first rank that differs: {}", odd)));
+  EXPECT_TRUE(contains(report.summary, fmt::format("(first rank that differs: {})", odd)));
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(contains(d, table_row(r, r))) << "row of rank " << r;
+  if (GetParam().policy == "rank-order" && GetParam().threads == 1) {
+    // Ranks arrive in order, so every member's call is in the table.
+    EXPECT_EQ(d.find("(not called yet)"), std::string::npos) << d;
+  }
+  int mismatches = 0;
+  for (int r = 0; r < n; ++r) {
+    const std::string& kind = errors.kind(r);
+    EXPECT_TRUE(kind == "MismatchError" || kind == "PeerAbortedError") << r << ": " << kind;
+    mismatches += kind == "MismatchError";
+    const auto state = report.ranks[static_cast<std::size_t>(r)].state;
+    EXPECT_EQ(state, r == odd ? RankOutcome::State::failed : RankOutcome::State::aborted) << r;
+  }
+  EXPECT_GE(mismatches, 1);
+  EXPECT_THROW_MSG(report.rethrow_if_failed(), MismatchError, "collective mismatch in world");
+}
+
+//! A difference in element type, reduce op, root or operation is a mismatch too, and the
+//! table shows both calls.
+TEST_P(MismatchTest, EveryPartOfTheSignatureIsCompared) {
+  const int n = GetParam().world;
+  const int odd = n - 1;
+  struct Case {
+    const char* what;
+    std::function<void(Communicator&, bool)> call;
+    std::vector<std::string> shown;
+  };
+  const std::vector<Case> cases = {
+      {"dtype",
+       [](Communicator& w, bool is_odd) {
+         if (is_odd) {
+           std::vector<double> x(4);
+           w.all_reduce(std::span(x));
+         } else {
+           std::vector<float> x(4);
+           w.all_reduce(std::span(x));
+         }
+       },
+       {"all_reduce(sum, f32, count=4)", "all_reduce(sum, f64, count=4)"}},
+      {"reduce op",
+       [](Communicator& w, bool is_odd) {
+         std::vector<float> x(4);
+         w.all_reduce(std::span(x), {.op = is_odd ? ReduceOp::max : ReduceOp::sum});
+       },
+       {"all_reduce(sum, f32, count=4)", "all_reduce(max, f32, count=4)"}},
+      {"root",
+       [](Communicator& w, bool is_odd) {
+         std::vector<float> x(4);
+         w.broadcast(std::span(x), {.root = is_odd ? 1 : 0});
+       },
+       {"broadcast(f32, count=4, root=0)", "broadcast(f32, count=4, root=1)"}},
+      {"op",
+       [](Communicator& w, bool is_odd) {
+         std::vector<float> x(4);
+         if (is_odd) {
+           w.broadcast(std::span(x), {.root = 0});
+         } else {
+           w.all_reduce(std::span(x));
+         }
+       },
+       {"all_reduce(sum, f32, count=4)", "broadcast(f32, count=4, root=0)"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const RunReport report = run_ranks(
+        GetParam().options(), [&](Communicator& world) { c.call(world, world.rank() == odd); });
+    EXPECT_EQ(report.status, RunStatus::mismatch) << report.summary;
+    EXPECT_TRUE(contains(report.details, "collective mismatch in world collective #0"));
+    for (const auto& s : c.shown) EXPECT_TRUE(contains(report.details, s));
+    EXPECT_EQ(report.root_cause_rank, odd);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, MismatchTest, ::testing::ValuesIn(cluster_params(worlds_from(2))),
+                         ParamName());
+
+class RankFailureTest : public ::testing::TestWithParam<ClusterParam> {};
+
+//! A rank that throws instead of joining an all_reduce fails the run (exit 5) with itself
+//! as the root cause, named first in the report; every other rank gets PeerAbortedError.
+TEST_P(RankFailureTest, CrashDuringAllReduceNamesRootCause) {
+  const int n = GetParam().world;
+  const int victim = std::min(3, n - 1);
+  RankErrors errors(n);
+  const RunReport report = run_ranks(GetParam().options(), [&](Communicator& world) {
+    errors.run(world.rank(), [&] {
+      std::vector<float> x(16, 1.0f);
+      if (world.rank() == victim) {
+        throw std::runtime_error(fmt::format("rank {}: simulated failure", victim));
+      }
+      world.all_reduce(std::span(x));
+    });
+  });
+  const std::string cause = fmt::format("rank {}: simulated failure", victim);
+  EXPECT_EQ(report.status, RunStatus::rank_failed) << report.summary;
+  EXPECT_EQ(exit_code(report.status), 5);
+  EXPECT_EQ(report.root_cause_rank, victim);
+  EXPECT_EQ(report.summary, fmt::format("rank {} failed: {}", victim, cause));
+  EXPECT_EQ(
+      report.details.rfind(
+          fmt::format("RANK FAILURE: rank {} failed first (root cause): {}", victim, cause), 0),
+      0u)
+      << report.details;
+  for (int r = 0; r < n; ++r) {
+    const auto& outcome = report.ranks[static_cast<std::size_t>(r)];
+    if (r == victim) {
+      EXPECT_EQ(outcome.state, RankOutcome::State::failed);
+      EXPECT_EQ(outcome.error, cause);
+      continue;
+    }
+    EXPECT_EQ(errors.kind(r), "PeerAbortedError") << "rank " << r;
+    EXPECT_TRUE(contains(errors.message(r),
+                         fmt::format("rank {}: cancelled: rank {} failed: {}", r, victim, cause)));
+    EXPECT_EQ(outcome.state, RankOutcome::State::aborted) << "rank " << r;
+  }
+  EXPECT_THROW_MSG(report.rethrow_if_failed(), std::runtime_error, cause);
+}
+
+//! Ranks blocked in a receive from, a send to, and a barrier with a rank that then fails
+//! are all released with PeerAbortedError; none hangs.
+TEST_P(RankFailureTest, EveryKindOfWaiterIsReleased) {
+  const int n = GetParam().world;
+  const int victim = n - 1;
+  RankErrors errors(n);
+  const RunReport report = run_ranks(GetParam().options(), [&](Communicator& world) {
+    errors.run(world.rank(), [&] {
+      const int me = world.rank();
+      std::int32_t v = me;
+      if (me == victim) {
+        for (int k = 0; k < 3; ++k) world.yield();  // let the others block first
+        throw std::logic_error("victim gives up");
+      }
+      if (me % 3 == 0) {
+        world.recv(std::span(&v, 1), victim, /*tag=*/0);
+      } else if (me % 3 == 1) {
+        world.send(std::span<const std::int32_t>(&v, 1), victim, /*tag=*/0);
+      } else {
+        world.barrier();
+      }
+    });
+  });
+  EXPECT_EQ(report.status, RunStatus::rank_failed) << report.summary;
+  EXPECT_EQ(report.root_cause_rank, victim);
+  EXPECT_TRUE(contains(report.summary, fmt::format("rank {} failed: victim gives up", victim)));
+  for (int r = 0; r < victim; ++r) {
+    EXPECT_EQ(errors.kind(r), "PeerAbortedError") << "rank " << r;
+    EXPECT_EQ(report.ranks[static_cast<std::size_t>(r)].state, RankOutcome::State::aborted);
+  }
+}
+
+//! A rank that fails after the others have returned fails the run; the others finished.
+TEST_P(RankFailureTest, FailureAfterOthersFinished) {
+  const int n = GetParam().world;
+  const RunReport report = run_ranks(GetParam().options(), [&](Communicator& world) {
+    world.barrier();
+    if (world.rank() == 0) {
+      for (int k = 0; k < n; ++k) world.yield();
+      throw std::runtime_error("late failure");
+    }
+  });
+  EXPECT_EQ(report.status, RunStatus::rank_failed);
+  EXPECT_EQ(report.root_cause_rank, 0);
+  EXPECT_EQ(report.summary, "rank 0 failed: late failure");
+  for (int r = 1; r < n; ++r) {
+    const auto state = report.ranks[static_cast<std::size_t>(r)].state;
+    // A rank still yielding when rank 0 fails may be cancelled; none is left running.
+    EXPECT_TRUE(state == RankOutcome::State::finished || state == RankOutcome::State::aborted);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, RankFailureTest,
+                         ::testing::ValuesIn(cluster_params(worlds_from(2))), ParamName());
+
+class WatchdogTest : public ::testing::TestWithParam<ClusterParam> {};
+
+//! A rank polling test() and yielding forever is never blocked, so the exact check cannot
+//! see the hang; the cluster timeout (200 ms) ends the run, naming the rank that waited and
+//! what it waited for, with TimeoutError in it and the poller unwound.
+TEST_P(WatchdogTest, TimeoutEndsAPollingLivelock) {
+  const int n = GetParam().world;
+  ClusterOptions options = GetParam().options();
+  options.timeout = std::chrono::milliseconds(200);
+  RankErrors errors(n);
+  const auto start = Clock::now();
+  const RunReport report = run_ranks(options, [&](Communicator& world) {
+    errors.run(world.rank(), [&] {
+      std::int32_t v = 0;
+      if (world.rank() == 0) {
+        Work never = world.irecv(std::span(&v, 1), 1, /*tag=*/1);
+        while (!never.test()) world.yield();
+      } else if (world.rank() == 1) {
+        world.recv(std::span(&v, 1), 0, /*tag=*/2);
+      }
+    });
+  });
+  const auto elapsed = Clock::now() - start;
+  EXPECT_GE(elapsed, std::chrono::milliseconds(200));
+  EXPECT_LT(elapsed, std::chrono::seconds(10));
+  EXPECT_NE(report.status, RunStatus::ok);
+  EXPECT_EQ(report.status, RunStatus::deadlock) << "the watchdog ends a hang: exit 3";
+  EXPECT_EQ(report.root_cause_rank, 1);
+  EXPECT_EQ(report.summary,
+            "watchdog: rank 1 waited more than 200 ms in recv from rank 0 tag 2 in world "
+            "(1 x i32), op #0");
+  EXPECT_TRUE(
+      contains(report.details, "WATCHDOG: rank 1 waited longer than 200 ms; state of every rank:"));
+  EXPECT_EQ(errors.kind(1), "TimeoutError");
+  EXPECT_TRUE(contains(errors.message(1), "watchdog: rank 1 waited more than 200 ms"));
+  EXPECT_FALSE(errors.kind(0).empty()) << "the poller is unwound too";
+  EXPECT_TRUE(contains(errors.message(0), "rank 0: watchdog: rank 1 waited more than 200 ms"));
+  EXPECT_THROW_MSG(report.rethrow_if_failed(), TimeoutError, "watchdog: rank 1");
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, WatchdogTest, ::testing::ValuesIn(cluster_params({2, 3})),
+                         ParamName());
+
+}  // namespace
+}  // namespace ranklab::testing
