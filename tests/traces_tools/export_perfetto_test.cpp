@@ -1,0 +1,114 @@
+// The Perfetto / Chrome Trace Event export follows the format's rules and maps ranks,
+// operations and messages as export_perfetto.hpp says.
+#include "traces/export_perfetto.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "tests/support/temp_dir.hpp"
+#include "tests/traces/sample_trace.hpp"
+#include "tests/traces_tools/chrome_trace_check.hpp"
+#include "traces/error.hpp"
+#include "traces/jsonl.hpp"
+
+namespace ranklab {
+namespace {
+
+using nlohmann::json;
+using trace_samples::sample_trace;
+
+json export_json(const Trace& trace) {
+  std::ostringstream out;
+  write_perfetto(out, trace);
+  return json::parse(out.str());
+}
+
+std::vector<json> events_with_ph(const json& doc, std::string_view ph) {
+  std::vector<json> out;
+  for (const json& event : doc["traceEvents"]) {
+    if (event["ph"] == ph) out.push_back(event);
+  }
+  return out;
+}
+
+//! The sample trace (every op kind, pending ops) exports to a valid document.
+TEST(ExportPerfettoTest, FollowsTheFormatRules) {
+  const json doc = export_json(sample_trace());
+  EXPECT_EQ(tools_testing::chrome_trace_problems(doc), std::vector<std::string>{});
+  EXPECT_EQ(doc["otherData"]["time_base"], "lamport");
+  EXPECT_EQ(doc["otherData"]["world_size"], 4);
+}
+
+//! A process per rank (pid rank + 1, named "rank R"); a slice per operation whose args
+//! are the operation's trace line.
+TEST(ExportPerfettoTest, ProcessPerRankSlicePerOperation) {
+  const Trace trace = sample_trace();
+  const json doc = export_json(trace);
+  std::map<int, std::string> process_names;
+  for (const json& m : events_with_ph(doc, "M")) {
+    if (m["name"] == "process_name") process_names[m["pid"]] = m["args"]["name"];
+  }
+  EXPECT_EQ(process_names, (std::map<int, std::string>{
+                               {1, "rank 0"}, {2, "rank 1"}, {3, "rank 2"}, {4, "rank 3"}}));
+  const std::vector<json> slices = events_with_ph(doc, "X");
+  ASSERT_EQ(slices.size(), 18u);
+  for (const json& slice : slices) {
+    const int rank = slice["args"]["rank"];
+    EXPECT_EQ(slice["pid"], rank + 1);
+    const TraceEvent& event = trace.ranks[rank][0];
+    if (slice["args"]["rank_seq"] == 0) {
+      EXPECT_EQ(slice["args"], json::parse(format_event(event, trace.header)));
+    }
+  }
+  EXPECT_EQ(slices[0]["name"], "send to 1");
+  EXPECT_EQ(slices[0]["ts"], 1);  // lamport 1, one tick = 1 us
+  EXPECT_EQ(slices[0]["dur"], 1);
+}
+
+//! A flow goes from the send's process to the receive's, named after the message id.
+TEST(ExportPerfettoTest, FlowFromSendToReceive) {
+  const json doc = export_json(sample_trace());
+  const auto starts = events_with_ph(doc, "s");
+  const auto finishes = events_with_ph(doc, "f");
+  ASSERT_EQ(starts.size(), 1u);
+  ASSERT_EQ(finishes.size(), 1u);
+  EXPECT_EQ(starts[0]["pid"], 1);
+  EXPECT_EQ(finishes[0]["pid"], 2);
+  EXPECT_EQ(starts[0]["name"], "msg 0:0");
+  EXPECT_EQ(finishes[0]["bp"], "e");
+}
+
+//! Pending operations are drawn and say so.
+TEST(ExportPerfettoTest, PendingOperationsAreMarked) {
+  const json doc = export_json(sample_trace());
+  int pending = 0;
+  for (const json& slice : events_with_ph(doc, "X")) {
+    if (slice["name"].get<std::string>().ends_with(" (pending)")) ++pending;
+  }
+  EXPECT_EQ(pending, 4);
+}
+
+//! A large ring stays valid and has a flow per message.
+TEST(ExportPerfettoTest, LargeRing) {
+  const json doc = export_json(trace_samples::large_trace(16, 200));
+  EXPECT_EQ(tools_testing::chrome_trace_problems(doc), std::vector<std::string>{});
+  EXPECT_EQ(events_with_ph(doc, "s").size(), 16u * 100u);
+}
+
+//! An unwritable output path is a TraceError naming it.
+TEST(ExportPerfettoTest, UnwritablePathNamesIt) {
+  testing::TempDir dir;
+  const auto path = dir / "missing_dir" / "out.json";
+  try {
+    write_perfetto_file(path, sample_trace());
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": cannot write Perfetto JSON"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ranklab
