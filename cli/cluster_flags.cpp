@@ -28,6 +28,20 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags) {
   command.add_option("--trace", flags.trace_path, "write the trace (JSON Lines) to this file");
 }
 
+namespace {
+
+// Parses a flag's value, naming the flag in the error.
+template <typename Parse>
+auto parse_flag(std::string_view flag, const std::string& value, Parse parse) {
+  try {
+    return parse(value);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
+}  // namespace
+
 ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   if (world_size < 1) throw UsageError(fmt::format("--world must be at least 1, got {}", world_size));
   if (flags.threads < 1) {
@@ -41,9 +55,9 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   }
   ClusterOptions options;
   options.world_size = world_size;
-  options.policy = SchedulePolicy::parse(flags.policy);
+  options.policy = parse_flag("--policy", flags.policy, SchedulePolicy::parse);
   options.threads = flags.threads;
-  options.send_mode = SendMode::parse(flags.send_mode);
+  options.send_mode = parse_flag("--send-mode", flags.send_mode, SendMode::parse);
   options.timeout = std::chrono::milliseconds(flags.timeout_ms);
   options.stack_size = flags.stack_kib * 1024;
   return options;

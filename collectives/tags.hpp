@@ -14,17 +14,15 @@
 // which call each message belongs to. Wrapping after 2^30 calls is harmless: by then the
 // call that used the tag before has long completed.
 //
-// A receive posted with kAnyTag on a group still matches reserved tags, since the fabric
-// treats kAnyTag literally; a program that mixes wildcard-tag receives with point-to-point
-// collectives on one group must not have both in flight at once.
+// A receive posted with kAnyTag matches user tags only (the fabric enforces it), so
+// wildcard-tag receives and point-to-point collectives can be in flight on one group.
 #pragma once
 
 #include <cstdint>
 
-namespace ranklab {
+#include "emulator/request.hpp"  // kFirstReservedTag: the first tag reserved for collectives
 
-/// The first tag reserved for collectives; user tags are below it.
-inline constexpr int kFirstReservedTag = 1 << 30;
+namespace ranklab {
 
 /// The tag of every message of the group's collective number `sequence`.
 constexpr int collective_tag(std::uint64_t sequence) {

@@ -58,6 +58,7 @@ std::shared_ptr<Operation> Fabric::new_operation(int rank, OpKind kind, const Gr
   op->rank = rank;
   op->rank_seq = ranks_[static_cast<std::size_t>(rank)]->next_seq++;
   op->group = &group;
+  op->clock_at_post = ranks_[static_cast<std::size_t>(rank)]->lamport;
   return op;
 }
 
@@ -105,7 +106,8 @@ namespace {
 
 bool matches(const Operation& recv, const Operation& send) {
   if (recv.group != send.group) return false;
-  if (recv.tag != kAnyTag && recv.tag != send.tag) return false;
+  // A wildcard tag stands for user tags only: it must never take a collective's message.
+  if (recv.tag == kAnyTag ? send.tag >= kFirstReservedTag : recv.tag != send.tag) return false;
   return recv.peer == kAnySource || recv.group->global_rank(recv.peer) == send.rank;
 }
 
@@ -181,8 +183,8 @@ void Fabric::deliver(Operation& send, Operation& recv) {
   recv.status = RecvStatus{send.group->group_rank(send.rank), send.tag, send.send_data.count};
   recv.msg = send.msg;
   recv.hash = send.hash;
-  auto& receiver_clock = ranks_[static_cast<std::size_t>(recv.rank)]->lamport;
-  recv.lamport = receiver_clock = std::max(receiver_clock, send.lamport) + 1;
+  // The receiver's clock itself advances when it observes the completion (observe()).
+  recv.lamport = std::max(recv.clock_at_post, send.lamport) + 1;
   if (!send.done) complete(send);
   complete(recv);
 }
@@ -200,9 +202,16 @@ void Fabric::complete(Operation& op) {
   }
 }
 
+void Fabric::observe(const Operation& op) {
+  // Only the owner's fiber reads or writes its clock, and a rank never changes thread.
+  auto& clock = ranks_[static_cast<std::size_t>(op.rank)]->lamport;
+  clock = std::max(clock, op.lamport);
+  if (op.error) std::rethrow_exception(op.error);
+}
+
 bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline, bool watchdog) {
   if (op.done.load(std::memory_order_acquire)) {
-    if (op.error) std::rethrow_exception(op.error);
+    observe(op);
     return true;
   }
   Lock lock(mutex_);
@@ -233,7 +242,7 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
       std::rethrow_exception(root_cause_);  // the rank that waited gets the TimeoutError
     }
   }
-  if (op.error) std::rethrow_exception(op.error);
+  observe(op);
   return true;
 }
 
@@ -243,7 +252,7 @@ bool Fabric::test(Operation& op) {
     throw_if_aborted(op.rank);
     return false;
   }
-  if (op.error) std::rethrow_exception(op.error);
+  observe(op);
   return true;
 }
 
@@ -366,9 +375,10 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.op = op.kind;
   e.status = status;
   e.group = op.group->id();
-  e.lamport = op.lamport;
   const Group& g = *op.group;
   const bool completed = status == OpStatus::completed;
+  // A pending operation learned no other clock (FORMAT.md): its owner's clock + 1.
+  e.lamport = completed ? op.lamport : op.clock_at_post + 1;
   if (op.kind == OpKind::send) {
     e.peer = g.global_rank(op.peer);
     e.tag = op.tag;

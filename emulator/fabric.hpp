@@ -61,6 +61,8 @@ class Fabric {
   bool wait(detail::Operation& op, std::chrono::steady_clock::time_point deadline,
             bool watchdog);
   bool test(detail::Operation& op);
+  /// The owner saw `op` complete: advance its Lamport clock, rethrow the op's error.
+  void observe(const detail::Operation& op);
   /// A Request handle is going away: make the operation independent of the caller's
   /// buffers (buffer a rendezvous send, cancel a receive, wait for a collective).
   void release(detail::Operation& op);

@@ -102,13 +102,12 @@ void Fabric::check_signatures(const CollectiveSlot& slot, const Operation& op) {
 void Fabric::finish_collective(CollectiveSlot& slot) {
   const CollectiveSignature& sig = slot.members.front()->signature;
   detail::execute_collective(sig, slot.members);
+  // Every member's clock when it joined, so the value does not depend on arrival order;
+  // each member's own clock advances when it observes the completion.
   std::uint64_t clock = 0;
-  for (const auto& m : slot.members) {
-    clock = std::max(clock, ranks_[static_cast<std::size_t>(m->rank)]->lamport);
-  }
+  for (const auto& m : slot.members) clock = std::max(clock, m->clock_at_post);
   ++clock;
   for (const auto& m : slot.members) {
-    ranks_[static_cast<std::size_t>(m->rank)]->lamport = clock;
     m->lamport = clock;
     complete(*m);
   }

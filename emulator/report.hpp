@@ -10,9 +10,10 @@ namespace ranklab {
 /// How a run ended, in order of precedence. Each maps to a CLI exit code (DESIGN.md §7).
 enum class RunStatus {
   ok,           ///< every rank returned (exit 0)
-  deadlock,     ///< every live rank blocked with nothing able to complete them (exit 3)
+  deadlock,     ///< every live rank blocked with nothing able to complete them, or the
+                ///< watchdog saw a rank wait past the timeout (exit 3)
   mismatch,     ///< a collective's members or a message's two sides disagreed (exit 4)
-  rank_failed,  ///< a rank threw, or the watchdog fired (exit 5)
+  rank_failed,  ///< a rank threw (exit 5)
 };
 
 int exit_code(RunStatus status);

@@ -15,7 +15,10 @@ struct Operation;
 }
 
 inline constexpr int kAnySource = -2;  ///< irecv/recv: match a message from any member
-inline constexpr int kAnyTag = -1;     ///< irecv/recv: match any tag
+inline constexpr int kAnyTag = -1;     ///< irecv/recv: match any user tag
+/// Tags from here up belong to the collective algorithms (collectives/tags.hpp); kAnyTag
+/// never matches them, so a wildcard receive cannot steal a collective's message.
+inline constexpr int kFirstReservedTag = 1 << 30;
 
 /// What a completed receive matched.
 struct RecvStatus {

@@ -433,5 +433,30 @@ TEST(RankContextP2PTest, GroupsSeparateTraffic) {
   EXPECT_TRUE(run_ok(report));
 }
 
+//! A wildcard-tag receive takes user messages only: a message on a tag reserved for the
+//! collective algorithms, posted first, is left for the receive that names its tag.
+TEST(RankContextP2PTest, AnyTagNeverTakesReservedTags) {
+  ClusterOptions options;
+  options.world_size = 2;
+  Cluster cluster(options);
+  const RunReport report = cluster.run([](RankContext& ctx) {
+    std::int32_t v = -1;
+    if (ctx.rank() == 0) {
+      const std::int32_t internal = 1, user = 2;
+      Request a = ctx.isend(ctx.world(), as_buffer(std::span(&internal, 1)), 1, kFirstReservedTag);
+      Request b = ctx.isend(ctx.world(), as_buffer(std::span(&user, 1)), 1, /*tag=*/3);
+      b.wait();
+      a.wait();
+    } else {
+      const RecvStatus any = ctx.recv(ctx.world(), as_mutable_buffer(std::span(&v, 1)), 0, kAnyTag);
+      EXPECT_EQ(v, 2);
+      EXPECT_EQ(any.tag, 3);
+      ctx.recv(ctx.world(), as_mutable_buffer(std::span(&v, 1)), 0, kFirstReservedTag);
+      EXPECT_EQ(v, 1);
+    }
+  });
+  EXPECT_TRUE(run_ok(report));
+}
+
 }  // namespace
 }  // namespace ranklab::testing

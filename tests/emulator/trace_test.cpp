@@ -88,6 +88,16 @@ std::vector<std::vector<std::string>> sequences_without_lamport(const Trace& tra
   return out;
 }
 
+// Each rank's events as complete trace lines, Lamport clocks included.
+std::vector<std::vector<std::string>> sequences(const Trace& trace) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& events : trace.ranks) {
+    out.emplace_back();
+    for (const TraceEvent& e : events) out.back().push_back(format_event(e, trace.header));
+  }
+  return out;
+}
+
 const TraceEvent* find_event(const Trace& trace, int rank, std::uint64_t rank_seq) {
   for (const auto& e : trace.ranks[static_cast<std::size_t>(rank)]) {
     if (e.rank_seq == rank_seq) return &e;
@@ -114,6 +124,17 @@ TEST_P(TraceTest, SameEventSequencesAcrossPoliciesAndThreads) {
   };
   EXPECT_EQ(names(trace), names(reference));
   EXPECT_EQ(trace.header.groups.front().name, "world");
+}
+
+//! Lamport clocks advance only in the owner's fiber (at posting, and when it observes a
+//! completion), so they too are the same under every policy and thread count.
+TEST_P(TraceTest, SameLamportClocksAcrossPoliciesAndThreads) {
+  ClusterOptions reference_options = GetParam().options();
+  reference_options.policy = SchedulePolicy{};
+  reference_options.threads = 1;
+  const Trace reference = run_traced(reference_options, deterministic_program);
+  const Trace trace = run_traced(GetParam().options(), deterministic_program);
+  EXPECT_EQ(sequences(trace), sequences(reference));
 }
 
 //! Every completed receive carries the id of the send it matched, and that send names the
