@@ -19,16 +19,18 @@ PACKAGES=(
   chromium  # renders the HTML trace report in a test (which skips without it); ~20 s to install
 )
 
+# missing_packages PKG...: those not installed.
 missing_packages() {
   local pkg
-  for pkg in "${PACKAGES[@]}"; do
+  for pkg in "$@"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
   done
 }
 
+# install_packages PKG...: installs the missing ones (as root), or says how.
 install_packages() {
   local missing
-  missing=$(missing_packages | tr '\n' ' ')
+  missing=$(missing_packages "$@" | tr '\n' ' ')
   [ -z "${missing// /}" ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
     echo "ranklab: missing Debian packages. Run, as root:" >&2
@@ -54,5 +56,5 @@ configure_and_build() {
   cmake --build "$BUILD_DIR" -j"$(nproc)" --target ${BUILD_TARGETS:-all}
 }
 
-install_packages
+install_packages "${PACKAGES[@]}"
 configure_and_build

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README's second command: set up, build, and run the whole test suite. With CI=true it
-# also builds with UndefinedBehaviorSanitizer and runs the suite again under it.
+# also runs the suite under UndefinedBehaviorSanitizer, the fiber-free suites under
+# AddressSanitizer, and the trace reader's libFuzzer target for a bounded time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/setup.sh"
@@ -16,6 +17,12 @@ if [ "${CI:-}" = "true" ]; then
   # stacks without telling ASan (Debian's Boost is not built with BOOST_USE_ASAN), so an
   # exception unwinding a fiber's stack is misreported as a stack-buffer error. See README.
   BUILD_DIR="$ROOT/build-asan" RANKLAB_CMAKE_ARGS="-DRANKLAB_SANITIZE=address,undefined -DRANKLAB_BUILD_BENCH=OFF" \
-    BUILD_TARGETS=traces_test configure_and_build
+    BUILD_TARGETS="traces_test traces_tools_test" configure_and_build
   ctest --test-dir "$ROOT/build-asan" --output-on-failure -j"$(nproc)" -L nofibers
+  # libFuzzer on the trace reader and tools (clang), for a bounded time.
+  install_packages clang libclang-rt-14-dev
+  BUILD_DIR="$ROOT/build-fuzz" BUILD_TARGETS=trace_reader_fuzzer \
+    RANKLAB_CMAKE_ARGS="-DCMAKE_CXX_COMPILER=clang++ -DRANKLAB_BUILD_FUZZERS=ON -DRANKLAB_FUZZ_SECONDS=60 -DRANKLAB_BUILD_TESTS=OFF -DRANKLAB_BUILD_BENCH=OFF" \
+    configure_and_build
+  ctest --test-dir "$ROOT/build-fuzz" --output-on-failure -L fuzz
 fi
