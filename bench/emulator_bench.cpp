@@ -1,0 +1,260 @@
+// Latency of the emulator's operations, each measured INSIDE one running cluster.
+//
+// How a figure is taken: every rank of one cluster run builds its step (a ping-pong, a ring
+// lap, a barrier, an all_reduce), runs it kWarmup times, meets the others at a barrier, and
+// then runs it `state.max_iterations` times. Rank 0's steps ARE Google Benchmark's timed
+// loop: `for (auto _ : state)` runs inside rank 0's fiber, and the other ranks run the same
+// number of steps. So the time reported is per operation in a cluster that is already up
+// (no start-up, no hand-made division), and Google Benchmark still picks the iteration count
+// and does the repetitions. Start-up is measured on its own (BM_ClusterStartup).
+//
+// Arguments, by name in the output: `threads` (the cluster's worker OS threads), `count`
+// (floats per message or per collective), `world` (ranks) where it varies.
+// Counters: `per_msg` (ping-pong: round trip / 2), `per_hop` (ring: lap / world).
+//
+//   emulator_bench --benchmark_repetitions=5 --benchmark_display_aggregates_only=true
+//                  --benchmark_out=bench.json --benchmark_out_format=json
+//   bench/summarize.py bench.json      # median (min-max) per benchmark, as in RESULTS.md
+//
+// bench/RESULTS.md has the figures, the machine and the peers' numbers beside them.
+// CPU time is that of rank 0's worker thread: with threads=1, what the whole cluster spent.
+// To benchmark another collective algorithm (collectives issue, §5), add its Algorithm to
+// kAllReduceAlgorithms below: every size and thread count is registered for it.
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "emulator/cluster.hpp"
+
+namespace ranklab::bench {
+namespace {
+
+constexpr int kWarmup = 16;       // untimed steps per rank before the timed loop
+constexpr int kPingPongTag = 1;   // user tags: below collectives' reserved range
+constexpr int kRingTag = 7;       // as in ../shared/bench/mpi/allreduce_bench.c
+
+ClusterOptions cluster_options(std::int64_t world, std::int64_t threads) {
+  ClusterOptions options;
+  options.world_size = static_cast<int>(world);
+  options.threads = static_cast<int>(threads);
+  return options;
+}
+
+/// Runs one cluster of `options.world_size` ranks. Each rank calls `make_step(context,
+/// comm)` once to build its step (buffers are allocated there, outside the timing), runs
+/// the step kWarmup times, enters a barrier, then runs it once per benchmark iteration;
+/// rank 0's iterations are the timed loop. A failed run is reported as the benchmark's
+/// error (the state loop may then have stopped early, which SkipWithError allows).
+template <typename MakeStep>
+void run_steps(benchmark::State& state, const ClusterOptions& options, Algorithm algorithm,
+               MakeStep make_step) {
+  const benchmark::IterationCount iterations = state.max_iterations;
+  Cluster cluster(options);
+  const RunReport report = cluster.run([&](RankContext& context) {
+    Communicator comm(context, algorithm);
+    auto step = make_step(context, comm);
+    for (int i = 0; i < kWarmup; ++i) step();
+    comm.barrier();
+    if (context.rank() == 0) {
+      for (auto _ : state) step();
+    } else {
+      for (benchmark::IterationCount i = 0; i < iterations; ++i) step();
+    }
+  });
+  if (!report.ok()) state.SkipWithError(report.summary.c_str());
+}
+
+// ---------------------------------------------------------------------------------------
+// Point-to-point
+
+/// Two ranks, one float bounced back and forth with blocking send/recv through the
+/// Communicator. Time: one round trip (two messages, each a rendezvous).
+void BM_PingPong(benchmark::State& state) {
+  const auto count = static_cast<std::size_t>(state.range(1));
+  run_steps(state, cluster_options(2, state.range(0)), Algorithm::direct,
+            [count](RankContext&, Communicator& comm) {
+              return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
+                const std::span<float> data(buf);
+                if (comm.rank() == 0) {
+                  comm.send(std::span<const float>(data), 1, kPingPongTag);
+                  comm.recv(data, 1, kPingPongTag);
+                } else {
+                  comm.recv(data, 0, kPingPongTag);
+                  comm.send(std::span<const float>(data), 0, kPingPongTag);
+                }
+              };
+            });
+  state.counters["per_msg"] =
+      benchmark::Counter(2, benchmark::Counter::kIsIterationInvariantRate |
+                                benchmark::Counter::kInvert);
+}
+
+/// The same ping-pong on the fabric directly (RankContext), without the Communicator's
+/// funnel: the difference between the two is the API's own cost.
+void BM_PingPongRaw(benchmark::State& state) {
+  const auto count = static_cast<std::size_t>(state.range(1));
+  run_steps(state, cluster_options(2, state.range(0)), Algorithm::direct,
+            [count](RankContext& context, Communicator&) {
+              return [&context, buf = std::vector<float>(count, 1.0f)]() mutable {
+                const Group& world = context.world();
+                const MutableBuffer data = as_mutable_buffer(std::span<float>(buf));
+                if (context.rank() == 0) {
+                  context.send(world, data, 1, kPingPongTag);
+                  context.recv(world, data, 1, kPingPongTag);
+                } else {
+                  context.recv(world, data, 0, kPingPongTag);
+                  context.send(world, data, 0, kPingPongTag);
+                }
+              };
+            });
+  state.counters["per_msg"] =
+      benchmark::Counter(2, benchmark::Counter::kIsIterationInvariantRate |
+                                benchmark::Counter::kInvert);
+}
+
+/// The peers' ring: a token of one float goes 0 -> 1 -> ... -> N-1 -> 0 with blocking
+/// send/recv. Time: one lap (N hops); `per_hop` is the figure the peers report.
+void BM_RingLap(benchmark::State& state) {
+  const std::int64_t world = state.range(1);
+  run_steps(state, cluster_options(world, state.range(0)), Algorithm::direct,
+            [](RankContext&, Communicator& comm) {
+              return [&comm, token = 1.0f]() mutable {
+                const int n = comm.size(), me = comm.rank();
+                const std::span<float> data(&token, 1);
+                if (me == 0) {
+                  comm.send(std::span<const float>(data), (me + 1) % n, kRingTag);
+                  comm.recv(data, (me + n - 1) % n, kRingTag);
+                } else {
+                  comm.recv(data, (me + n - 1) % n, kRingTag);
+                  comm.send(std::span<const float>(data), (me + 1) % n, kRingTag);
+                }
+              };
+            });
+  state.counters["per_hop"] = benchmark::Counter(
+      static_cast<double>(world),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+// ---------------------------------------------------------------------------------------
+// Collectives
+
+void BM_Barrier(benchmark::State& state) {
+  run_steps(state, cluster_options(state.range(1), state.range(0)), Algorithm::direct,
+            [](RankContext&, Communicator& comm) { return [&comm] { comm.barrier(); }; });
+}
+
+/// all_reduce (sum) of `count` floats per rank through the Communicator, with the
+/// algorithm given as the third argument (an index into kAllReduceAlgorithms).
+constexpr std::array kAllReduceAlgorithms = {Algorithm::direct};
+
+void BM_AllReduce(benchmark::State& state) {
+  const auto count = static_cast<std::size_t>(state.range(1));
+  const Algorithm algorithm = kAllReduceAlgorithms[static_cast<std::size_t>(state.range(3))];
+  state.SetLabel(std::string(to_string(algorithm)));
+  run_steps(state, cluster_options(state.range(2), state.range(0)), algorithm,
+            [count](RankContext&, Communicator& comm) {
+              return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
+                comm.all_reduce(std::span<float>(buf));
+              };
+            });
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(count * sizeof(float)));
+}
+
+/// The fabric's native all_reduce called on RankContext, without the Communicator's funnel
+/// (argument checks, fingerprint, Work): the difference is the API's own cost.
+void BM_AllReduceRaw(benchmark::State& state) {
+  const auto count = static_cast<std::size_t>(state.range(1));
+  run_steps(state, cluster_options(state.range(2), state.range(0)), Algorithm::direct,
+            [count](RankContext& context, Communicator&) {
+              return [&context, buf = std::vector<float>(count, 1.0f)]() mutable {
+                context.all_reduce(context.world(), as_mutable_buffer(std::span<float>(buf)),
+                                   ReduceOp::sum);
+              };
+            });
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(count * sizeof(float)));
+}
+
+// ---------------------------------------------------------------------------------------
+// Start-up
+
+/// One whole cluster run whose ranks do nothing: fabric, stacks, worker threads, fibers.
+void BM_ClusterStartup(benchmark::State& state) {
+  const ClusterOptions options = cluster_options(state.range(1), state.range(0));
+  for (auto _ : state) {
+    Cluster cluster(options);
+    const RunReport report = cluster.run([](RankContext&) {});
+    if (!report.ok()) {
+      state.SkipWithError(report.summary.c_str());
+      break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The memory bound
+
+/// memcpy of `bytes` between two buffers touched beforehand: the machine's copy bandwidth,
+/// against which large collectives are judged. A direct all_reduce of B bytes per rank over
+/// p ranks reads p*B and writes p*B, as one copy of p*B bytes does: 32 MiB is that bound for
+/// 1 Mi floats at 8 ranks (and, unlike 4 MiB, does not fit in this machine's caches).
+void BM_Memcpy(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  std::vector<std::byte> from(bytes, std::byte{1}), to(bytes, std::byte{0});
+  for (auto _ : state) {
+    std::memcpy(to.data(), from.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+}
+
+// ---------------------------------------------------------------------------------------
+// Registration. Real time throughout: the work runs on the cluster's threads.
+
+void threads_and_sizes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"threads", "count", "world", "algo"});
+  for (std::size_t algo = 0; algo < kAllReduceAlgorithms.size(); ++algo) {
+    for (std::int64_t count : {1, 1024, 1024 * 1024}) {
+      for (std::int64_t threads : {1, 2}) {
+        b->Args({threads, count, 8, static_cast<std::int64_t>(algo)});
+      }
+    }
+  }
+}
+
+BENCHMARK(BM_PingPong)->ArgNames({"threads", "count"})->ArgsProduct({{1, 2}, {1}})->UseRealTime();
+BENCHMARK(BM_PingPongRaw)->ArgNames({"threads", "count"})->ArgsProduct({{1, 2}, {1}})->UseRealTime();
+BENCHMARK(BM_RingLap)->ArgNames({"threads", "world"})->ArgsProduct({{1, 2}, {8}})->UseRealTime();
+BENCHMARK(BM_Barrier)->ArgNames({"threads", "world"})->ArgsProduct({{1, 2}, {8}})->UseRealTime();
+BENCHMARK(BM_AllReduce)->Apply(threads_and_sizes)->UseRealTime();
+BENCHMARK(BM_AllReduceRaw)
+    ->ArgNames({"threads", "count", "world"})
+    ->ArgsProduct({{1, 2}, {1, 1024, 1024 * 1024}, {8}})
+    ->UseRealTime();
+// The peers' scale rows (SMPI at 512 and 4,096 ranks), per operation.
+BENCHMARK(BM_AllReduce)
+    ->Name("BM_AllReduceScale")
+    ->ArgNames({"threads", "count", "world", "algo"})
+    ->ArgsProduct({{1, 2}, {1}, {512, 4096}, {0}})
+    ->UseRealTime();
+BENCHMARK(BM_Barrier)
+    ->Name("BM_BarrierScale")
+    ->ArgNames({"threads", "world"})
+    ->ArgsProduct({{1, 2}, {512, 4096}})
+    ->UseRealTime();
+BENCHMARK(BM_ClusterStartup)
+    ->ArgNames({"threads", "world"})
+    ->ArgsProduct({{1, 2}, {8, 1024}})
+    ->UseRealTime();
+BENCHMARK(BM_Memcpy)->ArgName("bytes")->Arg(4 << 10)->Arg(4 << 20)->Arg(32 << 20)->UseRealTime();
+
+}  // namespace
+}  // namespace ranklab::bench
+
+BENCHMARK_MAIN();
