@@ -5,6 +5,7 @@
 #include <map>
 
 #include "emulator/detail/collective_exec.hpp"
+#include "emulator/detail/majority.hpp"
 #include "emulator/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "traces/hash.hpp"
@@ -47,34 +48,13 @@ void Fabric::join_collective(const std::shared_ptr<Operation>& op) {
   }
 }
 
-namespace {
-
-// The signature most members posted (ties: the lowest group rank's), against which the
-// others are judged.
-const CollectiveSignature& reference_signature(const detail::CollectiveSlot& slot) {
-  std::vector<std::pair<const CollectiveSignature*, int>> votes;
-  for (const auto& m : slot.members) {
-    if (!m) continue;
-    auto it = std::find_if(votes.begin(), votes.end(),
-                           [&](const auto& v) { return *v.first == m->signature; });
-    if (it == votes.end()) {
-      votes.emplace_back(&m->signature, 1);
-    } else {
-      ++it->second;
-    }
-  }
-  auto best = std::max_element(votes.begin(), votes.end(),
-                               [](const auto& a, const auto& b) { return a.second < b.second; });
-  return *best->first;
-}
-
-}  // namespace
 
 void Fabric::check_signatures(const CollectiveSlot& slot, const Operation& op) {
   // Everyone who arrived before agreed with the first arrival, so comparing with it is
   // enough (O(1) per arrival; a 65,536-rank collective must not be quadratic).
   if (slot.first == nullptr || slot.first->signature == op.signature) return;
-  const CollectiveSignature& reference = reference_signature(slot);
+  const CollectiveSignature& reference =
+      detail::majority(slot.members, [](const Operation& m) -> const CollectiveSignature& { return m.signature; });
 
   const Group& group = *op.group;
   std::string table = fmt::format(

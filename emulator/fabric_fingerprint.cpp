@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "emulator/detail/majority.hpp"
 #include "emulator/detail/wait_graph.hpp"
 #include "emulator/errors.hpp"
 #include "emulator/fabric.hpp"
@@ -36,31 +37,12 @@ std::string describe(const CollectiveFingerprint& fingerprint) {
 
 namespace {
 
-// The fingerprint most members posted (ties: the lowest group rank's), against which the
-// others are judged, as the native check does.
-const CollectiveFingerprint& reference_of(const detail::FingerprintSlot& slot) {
-  // Votes per distinct fingerprint, in order of first appearance: linear in the members.
-  std::vector<std::pair<const CollectiveFingerprint*, int>> votes;
-  for (const auto& m : slot.members) {
-    if (!m) continue;
-    auto it = std::find_if(votes.begin(), votes.end(),
-                           [&](const auto& v) { return *v.first == m->fingerprint; });
-    if (it == votes.end()) {
-      votes.emplace_back(&m->fingerprint, 1);
-    } else {
-      ++it->second;
-    }
-  }
-  return *std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
-            return a.second < b.second;
-          })->first;
-}
-
 // The side-by-side table of a slot whose members disagree; `culprit` gets the global rank
 // of the first member that differs from the reference.
 std::string mismatch_table(const Group& group, std::uint64_t seq,
                            const detail::FingerprintSlot& slot, int& culprit) {
-  const CollectiveFingerprint& reference = reference_of(slot);
+  const CollectiveFingerprint& reference = detail::majority(
+      slot.members, [](const auto& m) -> const CollectiveFingerprint& { return m.fingerprint; });
   std::string table = fmt::format(
       "collective mismatch in {} collective #{}: the members' calls differ\n"
       "  {:>10}  {:>11}  {:<8}  {}\n",
