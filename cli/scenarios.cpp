@@ -77,6 +77,32 @@ void crash(Communicator& world, const ScenarioParams& params, ScenarioOutput&) {
   world.all_reduce(std::span(x));
 }
 
+// group-order: ranks 0 and 1 share two groups and call all_reduce on them in opposite
+// orders; each blocks in its first call, so the run is reported as an order mismatch.
+void group_order(Communicator& world, const ScenarioParams& params, ScenarioOutput&) {
+  const int me = world.rank();
+  if (me > 1) return;
+  const std::vector<int> pair = {0, 1};
+  Communicator first = world.new_group(pair, "a");
+  Communicator second = world.new_group(pair, "b");
+  std::vector<float> x(params.count, 1.0f);
+  if (me == 1) std::swap(first, second);
+  first.all_reduce(std::span(x));
+  second.all_reduce(std::span(x));
+}
+
+// message-mismatch: rank 0 sends one element more than rank 1's receive buffer holds.
+void message_mismatch(Communicator& world, const ScenarioParams& params, ScenarioOutput&) {
+  const int me = world.rank();
+  if (me == 0) {
+    const std::vector<float> x(params.count + 1, 1.0f);
+    world.send(std::span(x), 1, /*tag=*/0);
+  } else if (me == 1) {
+    std::vector<float> x(params.count);
+    world.recv(std::span(x), 0, /*tag=*/0);
+  }
+}
+
 // wildcard-race: rank 0 receives one message from every other rank from any source; which
 // arrives first depends on the schedule, and rank 0 reports the order it saw.
 void wildcard_race(Communicator& world, const ScenarioParams&, ScenarioOutput& out) {
@@ -126,6 +152,12 @@ const std::vector<Scenario>& scenarios() {
        collective_mismatch},
       {"crash", "rank 3 throws instead of joining an all_reduce: rank failure, rank 3 the root cause",
        4, 2, crash},
+      {"group-order",
+       "ranks 0 and 1 call all_reduce on two shared groups in opposite orders: order mismatch",
+       2, 2, group_order},
+      {"message-mismatch",
+       "rank 0 sends more elements than rank 1's receive holds: mismatch naming both sides", 2, 2,
+       message_mismatch},
       {"wildcard-race",
        "receives from any source whose matches depend on the schedule: the trace shows which", 4,
        2, wildcard_race},

@@ -337,10 +337,9 @@ void Fabric::rank_failed(int rank, std::exception_ptr error) {
     // The error's first line names the group and call; the culprit is the first rank whose
     // call differed, which need not be the rank that noticed.
     const int culprit = mismatch_culprit_ >= 0 ? mismatch_culprit_ : rank;
-    abort(RunStatus::mismatch, culprit, error,
-          fmt::format("{} (first rank that differs: {})", me.error.substr(0, me.error.find('\n')),
-                      culprit),
-          me.error);
+    std::string summary = me.error.substr(0, me.error.find('\n'));
+    if (mismatch_culprit_ >= 0) summary += fmt::format(" (first rank that differs: {})", culprit);
+    abort(RunStatus::mismatch, culprit, error, std::move(summary), me.error);
   } else {
     abort(RunStatus::rank_failed, rank, error, fmt::format("rank {} failed: {}", rank, me.error),
           failure_details(rank));

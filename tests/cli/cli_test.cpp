@@ -103,6 +103,15 @@ const std::vector<ScenarioExpectation>& expectations() {
        5,
        {"RANK FAILURE: rank 3 failed first (root cause): rank 3: simulated failure",
         "result: rank 3 failed"}},
+      {"group-order",
+       4,
+       {"collective order mismatch: ranks call collectives on a[0,1] and b[0,1] in opposite orders",
+        "rank 0: all_reduce #0 in a[0,1]", "rank 1: all_reduce #0 in b[0,1]",
+        "result: collective order mismatch: a[0,1] and b[0,1] called in opposite orders"}},
+      {"message-mismatch",
+       4,
+       {"message mismatch in world: rank 0 (op #0) sends 17 x f32 to rank 1 tag 0; rank 1 (op #0) "
+        "receives into 16 x f32 from rank 0 tag 0: the receive buffer is smaller than the message"}},
       {"wildcard-race", 0, {"rank 0 matched senders in order: ", "result: ok: 4 ranks finished"}},
   };
   return all;
