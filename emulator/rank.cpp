@@ -62,13 +62,10 @@ void RankContext::yield() {
 namespace this_rank {
 
 RankContext& context() {
-  RankContext* ctx = nullptr;
-  try {
-    ctx = boost::this_fiber::properties<RankProperties>().context;
-  } catch (...) {
-  }
-  RANKLAB_CHECK(ctx != nullptr, "this_rank: called outside a rank of a running cluster");
-  return *ctx;
+  const RankProperties* props = RankScheduler::current_rank();
+  RANKLAB_CHECK(props != nullptr && props->context != nullptr,
+                "this_rank: called outside a rank of a running cluster");
+  return *props->context;
 }
 
 int rank() { return context().rank(); }

@@ -8,6 +8,7 @@ namespace ranklab {
 namespace {
 
 thread_local int launching_rank = -1;
+thread_local bool on_cluster_worker = false;  // a RankScheduler runs this thread's fibers
 
 // PCT needs an estimate of the run's length to place its change points; a few hundred
 // scheduling steps per rank covers the scenarios and the seed's training step.
@@ -17,8 +18,19 @@ constexpr std::uint64_t kPctStepsPerRank = 256;
 
 void RankScheduler::set_launching_rank(int rank) { launching_rank = rank; }
 
+RankProperties* RankScheduler::current_rank() {
+  // Asking Boost.Fiber on another thread would install a scheduler there, and its main
+  // fiber has no properties at all: check both before looking.
+  if (!on_cluster_worker) return nullptr;
+  auto* props = static_cast<RankProperties*>(boost::fibers::context::active()->get_properties());
+  return props != nullptr && props->rank >= 0 ? props : nullptr;
+}
+
+RankScheduler::~RankScheduler() { on_cluster_worker = false; }
+
 RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index)
     : policy_(policy), random_(policy.seed * 0x100000001b3ULL + static_cast<std::uint64_t>(thread_index)) {
+  on_cluster_worker = true;
   if (policy_.kind != SchedulePolicy::Kind::pct) return;
   // Distinct initial priorities d .. d+n-1 in a random order (Fisher-Yates).
   const auto n = static_cast<std::size_t>(world_size);

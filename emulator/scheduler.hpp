@@ -52,6 +52,12 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   /// The rank whose fiber the worker thread creates next (RankProperties reads it).
   static void set_launching_rank(int rank);
 
+  /// The calling fiber's properties if it is a rank of a running cluster, else null
+  /// (outside any cluster worker thread, or on a worker's own main fiber).
+  static RankProperties* current_rank();
+
+  ~RankScheduler() override;
+
  private:
   boost::fibers::context* pick_rank() noexcept;
   void lower_priority(int rank) noexcept;

@@ -49,8 +49,10 @@ void all_to_all_v_pairwise(PeerLink& link, ConstBuffer input,
     in = copy.data();
   }
   auto* out = static_cast<std::byte*>(output.data);
-  std::memmove(out + link.bytes(recv_at[me]), in + link.bytes(send_at[me]),
-               link.bytes(send_counts[me]));
+  if (send_counts[me] != 0) {  // empty buffers may be null, which memmove must not see
+    std::memmove(out + link.bytes(recv_at[me]), in + link.bytes(send_at[me]),
+                 link.bytes(send_counts[me]));
+  }
   for (int s = 1; s < p; ++s) {
     const auto dst = static_cast<std::size_t>(wrap(r + s, p));
     const auto src = static_cast<std::size_t>(wrap(r - s, p));

@@ -9,7 +9,12 @@ endfunction()
 
 file(REMOVE_RECURSE ${PREFIX} ${CONSUMER_BUILD})
 step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
+set(consumer_flags)
+if(SANITIZE)
+  set(consumer_flags -DCMAKE_CXX_FLAGS=-fsanitize=${SANITIZE}
+                     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=${SANITIZE})
+endif()
 step(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BUILD} -DCMAKE_PREFIX_PATH=${PREFIX}
-     -DCMAKE_BUILD_TYPE=Release)
+     -DCMAKE_BUILD_TYPE=Release ${consumer_flags})
 step(${CMAKE_COMMAND} --build ${CONSUMER_BUILD})
 step(${CONSUMER_BUILD}/consumer)
