@@ -5,7 +5,7 @@
 #include <map>
 
 #include "emulator/detail/collective_exec.hpp"
-#include "emulator/detail/majority.hpp"
+#include "emulator/detail/mismatch_table.hpp"
 #include "emulator/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "traces/hash.hpp"
@@ -53,28 +53,10 @@ void Fabric::check_signatures(const CollectiveSlot& slot, const Operation& op) {
   // Everyone who arrived before agreed with the first arrival, so comparing with it is
   // enough (O(1) per arrival; a 65,536-rank collective must not be quadratic).
   if (slot.first == nullptr || slot.first->signature == op.signature) return;
-  const CollectiveSignature& reference =
-      detail::majority(slot.members, [](const Operation& m) -> const CollectiveSignature& { return m.signature; });
-
-  const Group& group = *op.group;
-  std::string table = fmt::format(
-      "collective mismatch in {} collective #{}: the members' calls differ\n"
-      "  {:>10}  {:>11}  {:<8}  {}\n",
-      group.name(), op.coll_seq, "group rank", "global rank", "op #", "call");
   int culprit = -1;
-  for (int i = 0; i < group.size(); ++i) {
-    const auto& m = slot.members[static_cast<std::size_t>(i)];
-    const int global = group.global_rank(i);
-    if (!m) {
-      table += fmt::format("  {:>10}  {:>11}  {:<8}  (not called yet)\n", i, global, "-");
-      continue;
-    }
-    const bool differs = !(m->signature == reference);
-    if (differs && culprit < 0) culprit = global;
-    table += fmt::format("  {:>10}  {:>11}  {:<8}  {}{}\n", i, global, m->rank_seq,
-                         describe(m->signature), differs ? "   <-- differs" : "");
-  }
-  table += fmt::format("first rank that differs: {}", culprit);
+  std::string table = detail::mismatch_table(
+      *op.group, static_cast<std::uint64_t>(op.coll_seq), slot.members,
+      [](const Operation& m) -> const CollectiveSignature& { return m.signature; }, culprit);
   mismatch_culprit_ = culprit;
   throw MismatchError(table);
 }

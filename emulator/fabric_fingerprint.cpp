@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "emulator/detail/majority.hpp"
+#include "emulator/detail/mismatch_table.hpp"
 #include "emulator/detail/wait_graph.hpp"
 #include "emulator/errors.hpp"
 #include "emulator/fabric.hpp"
@@ -41,26 +41,9 @@ namespace {
 // of the first member that differs from the reference.
 std::string mismatch_table(const Group& group, std::uint64_t seq,
                            const detail::FingerprintSlot& slot, int& culprit) {
-  const CollectiveFingerprint& reference = detail::majority(
-      slot.members, [](const auto& m) -> const CollectiveFingerprint& { return m.fingerprint; });
-  std::string table = fmt::format(
-      "collective mismatch in {} collective #{}: the members' calls differ\n"
-      "  {:>10}  {:>11}  {:<8}  {}\n",
-      group.name(), seq, "group rank", "global rank", "op #", "call");
-  culprit = -1;
-  for (int i = 0; i < group.size(); ++i) {
-    const auto& m = slot.members[static_cast<std::size_t>(i)];
-    const int global = group.global_rank(i);
-    if (!m) {
-      table += fmt::format("  {:>10}  {:>11}  {:<8}  (not called yet)\n", i, global, "-");
-      continue;
-    }
-    const bool differs = !(m->fingerprint == reference);
-    if (differs && culprit < 0) culprit = global;
-    table += fmt::format("  {:>10}  {:>11}  {:<8}  {}{}\n", i, global, m->rank_seq,
-                         describe(m->fingerprint), differs ? "   <-- differs" : "");
-  }
-  return table + fmt::format("first rank that differs: {}", culprit);
+  return detail::mismatch_table(
+      group, seq, slot.members,
+      [](const auto& m) -> const CollectiveFingerprint& { return m.fingerprint; }, culprit);
 }
 
 }  // namespace
