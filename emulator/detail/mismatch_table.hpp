@@ -2,13 +2,13 @@
 // signature check and the communicator's fingerprints.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "emulator/group.hpp"
 
