@@ -9,6 +9,7 @@
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenarios_command.hpp"
+#include "cli/schedule_command.hpp"
 #include "cli/stats_command.hpp"
 #include "traces/error.hpp"
 
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
   CLI::App& export_ = add_export_command(app, export_flags);
   ReplayFlags replay_flags;
   CLI::App& replay = add_replay_command(app, replay_flags);
+  ScheduleFlags schedule_flags;
+  CLI::App& schedule = add_schedule_command(app, schedule_flags);
 
   try {
     app.parse(argc, argv);
@@ -49,6 +52,7 @@ int main(int argc, char** argv) {
     if (stats) return stats_command(stats_flags);
     if (export_) return export_command(export_flags);
     if (replay) return replay_command(replay_flags);
+    if (schedule) return schedule_command(schedule_flags);
   } catch (const ranklab::Error& e) {
     std::cerr << "ranklab: error: " << e.what() << "\n";
     return 1;
