@@ -6,6 +6,7 @@
 #include "cli/cluster_flags.hpp"
 #include "cli/diff_command.hpp"
 #include "cli/export_command.hpp"
+#include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenarios_command.hpp"
 #include "cli/schedule_command.hpp"
@@ -33,6 +34,8 @@ int main(int argc, char** argv) {
   CLI::App& stats = add_stats_command(app, stats_flags);
   ExportFlags export_flags;
   CLI::App& export_ = add_export_command(app, export_flags);
+  ReplayFlags replay_flags;
+  CLI::App& replay = add_replay_command(app, replay_flags);
   ScheduleFlags schedule_flags;
   CLI::App& schedule = add_schedule_command(app, schedule_flags);
 
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
     if (diff) return diff_command(diff_flags);
     if (stats) return stats_command(stats_flags);
     if (export_) return export_command(export_flags);
+    if (replay) return replay_command(replay_flags);
     if (schedule) return schedule_command(schedule_flags);
   } catch (const ranklab::Error& e) {
     std::cerr << "ranklab: error: " << e.what() << "\n";

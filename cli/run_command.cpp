@@ -13,13 +13,6 @@
 namespace ranklab::cli {
 namespace {
 
-std::shared_ptr<JsonlFileSink> open_trace(const std::string& path) {
-  if (path.empty()) return nullptr;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  return std::make_shared<JsonlFileSink>(path);
-}
-
 // Prints the report as a user reads it: program output, then verdict, then details.
 int print_report(const RunReport& report, const ScenarioOutput& output, const std::string& trace) {
   for (const auto& line : output.lines()) std::cout << line << "\n";
@@ -57,7 +50,7 @@ int run_command(const RunFlags& flags) {
   }
   ClusterOptions options = to_cluster_options(flags.cluster, world);
   const Algorithm algorithm = to_algorithm(flags.cluster);
-  auto sink = open_trace(flags.cluster.trace_path);
+  auto sink = open_trace_sink(flags.cluster);
   options.trace_sink = sink;
   options.trace_config = {{"program", "scenario"},
                           {"scenario", scenario.name},
