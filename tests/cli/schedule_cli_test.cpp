@@ -3,6 +3,7 @@
 // one-line errors for bad combinations.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/cli_support.hpp"
@@ -37,6 +38,39 @@ TEST(ScheduleCliTest, InterleavedNamesChunks) {
   EXPECT_TRUE(has(r, "send act m1 c0 -> 1, recv act m0 c1 <- 1"));
 }
 
+//! A schedule saved with --save, edited so that both neighbours send before they receive,
+//! is rejected by --file with the first step that cannot progress and the dry run's
+//! deadlock report (exit 3); the unedited file passes.
+TEST(ScheduleCliTest, EditedFileIsRejected) {
+  TempDir dir("ranklab_schedule_file");
+  const Result saved = ranklab(
+      {"schedule", "--schedule", "1f1b", "--pp", "2", "--microbatches", "3", "--save", "s.txt"},
+      dir.path());
+  ASSERT_EQ(saved.code, 0) << show(saved);
+  EXPECT_TRUE(has(saved, "saved: s.txt"));
+  const Result same = ranklab({"schedule", "--file", "s.txt"}, dir.path());
+  EXPECT_EQ(same.code, 0) << show(same);
+
+  std::string text = read_file(dir / "s.txt");
+  const auto split = [&](const std::string& line, const std::string& into) {
+    const std::size_t at = text.find(line);
+    ASSERT_NE(at, std::string::npos) << line << " in\n" << text;
+    text.replace(at, line.size(), into);
+  };
+  split("stage 0: send act m2 -> 1, recv grad m1 <- 1\n",
+        "stage 0: send act m2 -> 1\nstage 0: recv grad m1 <- 1\n");
+  split("stage 1: send grad m1 -> 0, recv act m2 <- 0\n",
+        "stage 1: send grad m1 -> 0\nstage 1: recv act m2 <- 0\n");
+  std::ofstream(dir / "broken.txt") << text;
+  const Result broken = ranklab({"schedule", "--file", "broken.txt"}, dir.path());
+  EXPECT_EQ(broken.code, 3) << show(broken);
+  EXPECT_TRUE(has(broken,
+                  "validation: REJECTED: schedule 1f1b PP2 M3: stage 0, step 7 (send act "
+                  "m2 -> 1): cannot progress: the dry run under rendezvous sends "
+                  "deadlocks, while stage 1, step 7 (send grad m1 -> 0) waits too"));
+  EXPECT_TRUE(has(broken, "wait-for cycles:\n  0 -> 1 -> 0"));
+}
+
 struct BadSchedule {
   std::string label;
   std::vector<std::string> args;
@@ -63,11 +97,15 @@ INSTANTIATE_TEST_SUITE_P(
                     {"schedule", "--microbatches", "2"},
                     "--schedule seed runs the whole batch at once"},
         BadSchedule{"zero_stages", {"schedule", "--pp", "0"}, "PP must be positive, got 0"},
+        BadSchedule{
+            "file_and_flags", {"schedule", "--file", "s.txt", "--pp", "3"}, "--file excludes --pp"},
+        BadSchedule{"missing_file",
+                    {"schedule", "--file", "/nonexistent/s.txt"},
+                    "/nonexistent/s.txt: cannot read the schedule file"},
         BadSchedule{"interleaved_groups",
                     {"schedule", "--schedule", "interleaved", "--pp", "4", "--microbatches", "6"},
                     "must be a multiple of PP"}),
     [](const auto& p) { return p.param.label; });
-
 
 //! `ranklab run` (the seed schedule, the default) writes the same trace, byte for byte, as
 //! the one recorded before schedules existed (traces/examples/seed_step_w8.jsonl), and

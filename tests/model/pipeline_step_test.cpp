@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <tuple>
 #include <ostream>
+#include <tuple>
 
 #include "model/parallel_check.hpp"
 #include "model/traffic.hpp"
@@ -25,7 +25,7 @@ using testing::JobOptions;
 using testing::run_job;
 
 // B = 8 splits into 8 micro-batches, L = 8 into PP·V = 8 chunks; the rest is tiny so that
-// the ~70 runs below take a few seconds. float64, so the tolerance is 1e-12.
+// the ~250 runs below take a few seconds. float64, so the tolerance is 1e-12.
 const ModelShape kShape{.batch = 8, .seq = 2, .hidden = 4, .inter = 8, .layers = 8};
 
 struct PipelineParam {
@@ -51,20 +51,25 @@ struct PipelineParam {
   friend void PrintTo(const PipelineParam& p, std::ostream* os) { *os << p.name(); }
 };
 
-// A hybrid layout per pipeline depth: TP2 x DP2 around PP (Megatron's rank order for PP2).
-ParallelConfig layout_for(int pp) {
-  return {.tp = 2, .pp = pp, .dp = 2, .order = pp == 2 ? RankOrder::tp_dp_pp : RankOrder::tp_pp_dp};
+// Hybrid layouts per pipeline depth: TP2 x DP2 around PP (Megatron's rank order for PP2)
+// and, with the all_reduce TP regions, TP1 x DP3 as well (DP not a power of two).
+std::vector<ParallelConfig> layouts_for(int pp, TpComm comm) {
+  std::vector<ParallelConfig> out = {
+      {.tp = 2, .pp = pp, .dp = 2, .order = pp == 2 ? RankOrder::tp_dp_pp : RankOrder::tp_pp_dp}};
+  if (comm == TpComm::all_reduce) out.push_back({.tp = 1, .pp = pp, .dp = 3});
+  return out;
 }
 
 std::vector<PipelineParam> all_schedules(TpComm comm) {
   std::vector<PipelineParam> out;
   for (const int pp : {1, 2, 4}) {
-    const ParallelConfig config = layout_for(pp);
-    out.push_back({ScheduleKind::seed, config, 1, 1, comm});
-    for (const int m : {1, 2, 4, 8}) {
-      out.push_back({ScheduleKind::gpipe, config, m, 1, comm});
-      out.push_back({ScheduleKind::one_f_one_b, config, m, 1, comm});
-      for (const int v : {1, 2}) out.push_back({ScheduleKind::interleaved, config, m, v, comm});
+    for (const ParallelConfig& config : layouts_for(pp, comm)) {
+      out.push_back({ScheduleKind::seed, config, 1, 1, comm});
+      for (const int m : {1, 2, 4, 8}) {
+        out.push_back({ScheduleKind::gpipe, config, m, 1, comm});
+        out.push_back({ScheduleKind::one_f_one_b, config, m, 1, comm});
+        for (const int v : {1, 2}) out.push_back({ScheduleKind::interleaved, config, m, v, comm});
+      }
     }
   }
   return out;
@@ -92,9 +97,9 @@ LayerGradMap by_layer(const testing::JobRun<double>& run) {
   for (const auto& [key, g] : x) {
     const LayerGrads<double>& h = *y.at(key);
     if (!(g->w1 == h.w1 && g->b1 == h.b1 && g->w2 == h.w2 && g->b2 == h.b2)) {
-      return ::testing::AssertionFailure() << "replica " << std::get<0>(key) << " shard "
-                                           << std::get<1>(key) << " layer " << std::get<2>(key)
-                                           << " differs";
+      return ::testing::AssertionFailure()
+             << "replica " << std::get<0>(key) << " shard " << std::get<1>(key) << " layer "
+             << std::get<2>(key) << " differs";
     }
   }
   // The loss of each replica, from each TP rank of its last stage.
