@@ -84,6 +84,11 @@ void print_verdict(std::ostream& out, const Schedule& s, const ScheduleVerdict& 
     total += messages[p].sent;
   }
   fmt::print(out, "messages per stage: {}; {} in all\n", per_stage, total);
+  std::string in_flight;
+  for (int p = 0; p < static_cast<int>(s.stages.size()); ++p) {
+    in_flight += fmt::format("{}stage {}: {}", p == 0 ? "" : ", ", p, s.peak_in_flight(p));
+  }
+  fmt::print(out, "most forwards awaiting their backward (activations kept): {}\n", in_flight);
   if (verdict.ok()) {
     fmt::print(out,
                "validation: ok (each forward before its backward, every send matched by a "

@@ -80,28 +80,30 @@ void print_pipeline(std::ostream& out, const TrainReport& r) {
                p.verdict.messages);
   }
   const std::vector<StageMessages> messages = p.schedule.messages();
-  std::vector<std::array<std::string, 4>> rows;
-  std::array<std::size_t, 4> widths = {6, 13, 17, 12};
+  std::vector<std::array<std::string, 5>> rows;
+  std::array<std::size_t, 5> widths = {6, 13, 9, 17, 12};
   for (int stage = 0; stage < spec.pp; ++stage) {
     const auto st = static_cast<std::size_t>(stage);
     const auto& m = messages[st];
-    std::array<std::string, 4> row = {
+    std::array<std::string, 5> row = {
         layers_text(stage_layer_indices(r.spec.shape.layers, spec.pp, spec.virtual_stages, stage)),
-        p.schedule.compute_order(stage),
+        p.schedule.compute_order(stage), std::to_string(p.schedule.peak_in_flight(stage)),
         fmt::format("{} ({} sent, {} received)", m.total(), m.sent, m.received),
         st < p.traced_messages.size()
             ? fmt::format("{} on {} rank{}", p.traced_messages[st], p.ranks_per_stage,
                           p.ranks_per_stage == 1 ? "" : "s")
             : "-"};
-    for (std::size_t i = 0; i < 4; ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
     rows.push_back(std::move(row));
   }
-  fmt::print(out, "{:>5}  {:<{}}  {:<{}}  {:<{}}  {}\n", "stage", "layers", widths[0],
-             "compute order", widths[1], "messages per rank", widths[2], "in the trace");
+  // "in flight": the most forwards awaiting their backward, the activations a rank keeps.
+  fmt::print(out, "{:>5}  {:<{}}  {:<{}}  {:>{}}  {:<{}}  {}\n", "stage", "layers", widths[0],
+             "compute order", widths[1], "in flight", widths[2], "messages per rank", widths[3],
+             "in the trace");
   for (std::size_t stage = 0; stage < rows.size(); ++stage) {
     const auto& row = rows[stage];
-    fmt::print(out, "{:>5}  {:<{}}  {:<{}}  {:<{}}  {}\n", stage, row[0], widths[0], row[1],
-               widths[1], row[2], widths[2], row[3]);
+    fmt::print(out, "{:>5}  {:<{}}  {:<{}}  {:>{}}  {:<{}}  {}\n", stage, row[0], widths[0], row[1],
+               widths[1], row[2], widths[2], row[3], widths[3], row[4]);
   }
 }
 
@@ -235,6 +237,7 @@ Json pipeline_json(const TrainReport& r) {
         {"stage", stage},
         {"layers", stage_layer_indices(r.spec.shape.layers, spec.pp, spec.virtual_stages, stage)},
         {"compute_order", p.schedule.compute_order(stage)},
+        {"peak_in_flight", p.schedule.peak_in_flight(stage)},
         {"messages_per_rank", {{"sent", messages[st].sent}, {"received", messages[st].received}}}};
     if (st < p.traced_messages.size()) s["traced_messages"] = p.traced_messages[st];
     j["stages"].push_back(s);

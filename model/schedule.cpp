@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -114,6 +116,17 @@ std::string Schedule::compute_order(int stage) const {
     if (spec.virtual_stages > 1) out += fmt::format(".{}", step.pass.chunk);
   }
   return out;
+}
+
+int Schedule::peak_in_flight(int stage) const {
+  int live = 0;
+  int peak = 0;
+  for (const Step& step : stages.at(static_cast<std::size_t>(stage))) {
+    if (!step.compute) continue;
+    live += step.pass.kind == PassKind::forward ? 1 : -1;
+    peak = std::max(peak, live);
+  }
+  return peak;
 }
 
 std::string microbatch_label(int microbatch, int chunk, int virtual_stages) {

@@ -24,6 +24,9 @@ TEST(ScheduleCliTest, PrintsTableAndVerdict) {
   EXPECT_TRUE(has(r,
                   "messages per stage: stage 0: 12 (6 sent, 6 received); stage 1: 24 (12 "
                   "sent, 12 received)"));
+  EXPECT_TRUE(has(r,
+                  "most forwards awaiting their backward (activations kept): stage 0: 4, "
+                  "stage 1: 3, stage 2: 2, stage 3: 1"));
   EXPECT_TRUE(has(r, "validation: ok"));
   EXPECT_TRUE(has(r, "36 messages, no deadlock"));
 }
@@ -120,7 +123,8 @@ TEST(RunScheduleCliTest, SeedTraceIsUnchanged) {
   EXPECT_TRUE(has(seed,
                   "pipeline: schedule seed, 1 micro-batch, 1 chunk per stage, TP comm "
                   "allreduce"));
-  EXPECT_TRUE(has(seed, "    0  0-1     F0 B0          2 (1 sent, 1 received)  8 on 4 ranks"));
+  EXPECT_TRUE(
+      has(seed, "    0  0-1     F0 B0                  1  2 (1 sent, 1 received)  8 on 4 ranks"));
 
   const Result gpipe = ranklab(
       {"run", "--schedule", "gpipe", "--microbatches", "1", "--trace", "gpipe.jsonl"}, cwd.path());
@@ -136,8 +140,8 @@ TEST(RunScheduleCliTest, SchedulesRunAndReportMessagesPerStage) {
   EXPECT_EQ(one.code, 0) << show(one);
   EXPECT_TRUE(has(one, "pipeline: schedule 1f1b, 4 micro-batches, 1 chunk per stage"));
   EXPECT_TRUE(has(one,
-                  "    0  0-1     F0 F1 B0 F2 B1 F3 B2 B3  8 (4 sent, 4 received)  32 on 4 "
-                  "ranks"));
+                  "    0  0-1     F0 F1 B0 F2 B1 F3 B2 B3          2  8 (4 sent, 4 received)  32 "
+                  "on 4 ranks"));
   EXPECT_TRUE(has(one,
                   "expected traffic (schedule 1f1b PP2 M4, TP comm allreduce, rank by "
                   "rank): matches"));
