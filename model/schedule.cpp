@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "traces/error.hpp"
 
@@ -13,6 +14,8 @@ namespace {
 // Degrees above this are typos: a schedule has O(M·V) steps per stage, and each stage of a
 // run is a set of fibers.
 constexpr int kMaxDegree = 1 << 12;
+// And the whole schedule, about 4·PP·M·V steps, stays well under a second to build and check.
+constexpr std::int64_t kMaxPasses = std::int64_t{1} << 16;
 
 }  // namespace
 
@@ -47,6 +50,12 @@ void ScheduleSpec::validate() const {
     if (value > kMaxDegree) {
       throw UsageError(fmt::format("{} = {} is too large (at most {})", name, value, kMaxDegree));
     }
+  }
+  const std::int64_t passes = std::int64_t{pp} * microbatches * virtual_stages;
+  if (passes > kMaxPasses) {
+    throw UsageError(
+        fmt::format("PP*M*V = {}*{}*{} = {} passes per direction is too large (at most {})", pp,
+                    microbatches, virtual_stages, passes, kMaxPasses));
   }
   if (kind == ScheduleKind::seed && microbatches != 1) {
     throw UsageError(fmt::format(

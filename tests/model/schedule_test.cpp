@@ -135,6 +135,8 @@ TEST(ScheduleTest, BadSpecsAreOneLine) {
                    "--virtual-stages 2 needs --schedule interleaved");
   EXPECT_THROW_MSG(spec(ScheduleKind::interleaved, 4, 6, 2).validate(), UsageError,
                    "--microbatches 6 must be a multiple of PP");
+  EXPECT_THROW_MSG(spec(ScheduleKind::interleaved, 4096, 4096, 4).validate(), UsageError,
+                   "PP*M*V = 4096*4096*4 = 67108864 passes per direction is too large");
   EXPECT_THROW_MSG(spec(ScheduleKind::gpipe, 2, 0).validate(), UsageError,
                    "--microbatches must be positive, got 0");
   const ModelShape shape{.batch = 8, .layers = 4};
