@@ -28,6 +28,11 @@ Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& 
   op->coll = args;
   op->signature = signature;
   op->hash = hash;
+  // Traces number native collectives on their own (a replay re-issues only those); the
+  // call slot counts every collective call of the group.
+  auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
+  if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
+  op->coll_seq = next[group.id()]++;
   post_call(rank, group, detail::PostedCall{signature, kDirectAlgorithm, false, op->rank_seq},
             op);
   return Request(this, std::move(op));
@@ -35,10 +40,10 @@ Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& 
 
 std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::PostedCall& call,
                                 const std::shared_ptr<Operation>& op) {
-  auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
+  auto& next = ranks_[static_cast<std::size_t>(rank)]->call_seq;
   if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
-  const auto seq = static_cast<std::uint64_t>(next[group.id()]++);
-  if (op) op->coll_seq = static_cast<std::int64_t>(seq);
+  const std::uint64_t seq = next[group.id()]++;
+  if (op) op->call_seq = seq;
 
   detail::CallWindow& window = group_states_[group.id()]->calls;
   detail::CallSlot& slot = window.slot(seq, group.size());

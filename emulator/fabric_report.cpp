@@ -91,7 +91,7 @@ detail::WaitGraph Fabric::build_wait_graph() const {
       }
     } else {
       const detail::CallSlot* call =
-          group_states_[g.id()]->calls.find(static_cast<std::uint64_t>(op.coll_seq));
+          group_states_[g.id()]->calls.find(op.call_seq);
       for (int i = 0; i < g.size(); ++i) {
         if (call == nullptr || !call->calls[static_cast<std::size_t>(i)]) {
           out.push_back(g.global_rank(i));
@@ -171,7 +171,7 @@ std::string Fabric::culprit_lines(const detail::WaitGraph& graph) const {
     if (op == nullptr || is_point_to_point(op->kind)) continue;
     if (!seen.emplace(op->group->id(), op->coll_seq).second) continue;
     const detail::CallSlot* call =
-        group_states_[op->group->id()]->calls.find(static_cast<std::uint64_t>(op->coll_seq));
+        group_states_[op->group->id()]->calls.find(op->call_seq);
     for (int i = 0; i < op->group->size(); ++i) {
       if (call != nullptr && call->calls[static_cast<std::size_t>(i)]) continue;
       const int g = op->group->global_rank(i);

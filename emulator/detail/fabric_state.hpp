@@ -25,7 +25,8 @@ struct RankSlot {
   std::uint64_t lamport = 0;
   const Operation* waiting_on = nullptr;  ///< while blocked
   boost::fibers::condition_variable wakeup;
-  std::vector<std::int64_t> coll_seq;  ///< next collective call's number, by group id
+  std::vector<std::int64_t> coll_seq;   ///< next native collective's number, by group id
+  std::vector<std::uint64_t> call_seq;  ///< next collective call's slot (any algorithm), by group id
   /// rank_seq of operations posted but not yet waited for or released (when tracing): the
   /// next operation's `in_flight`. Touched only by the owner's fiber.
   std::vector<std::uint64_t> open;
