@@ -38,10 +38,15 @@ class RankProperties : public boost::fibers::fiber_properties {
 /// - pct:SEED:D: PCT (Burckhardt et al., ASPLOS 2010): distinct random priorities, the
 ///   highest ready one runs; at D-1 random steps the running rank drops below all others.
 ///   A yielding rank also drops, so polling loops cannot starve the others.
-/// Boost's own fibers (main, dispatcher) always run first: they only do bookkeeping.
+/// Boost's own fibers (main, dispatcher) run when no rank is ready, and otherwise once per
+/// round of the thread's ranks, as Boost's round_robin would run them: Boost's dispatcher
+/// re-queues itself every time it resumes a fiber, so running it first would put a
+/// dispatcher switch between every two ranks (bench/RESULTS.md, finding 3).
 class RankScheduler : public boost::fibers::algo::algorithm_with_properties<RankProperties> {
  public:
-  RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index);
+  /// `ranks_on_thread`: how many ranks this worker runs, the length of a round.
+  RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index,
+                int ranks_on_thread);
 
   void awakened(boost::fibers::context* ctx, RankProperties& props) noexcept override;
   boost::fibers::context* pick_next() noexcept override;
@@ -60,6 +65,8 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
 
  private:
   boost::fibers::context* pick_rank() noexcept;
+  boost::fibers::context* pick_system() noexcept;
+  bool has_ready_rank() const noexcept;
   void lower_priority(int rank) noexcept;
 
   SchedulePolicy policy_;
@@ -72,6 +79,8 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   std::vector<std::uint64_t> change_points_;     // pct, sorted step numbers
   std::uint64_t steps_ = 0;
   std::int64_t lowest_ = 0;                      // pct: next priority below all others
+  int round_ = 1;                 // ranks on this thread
+  int picks_since_system_ = 0;    // rank picks since Boost's own fibers last ran
 
   std::mutex mutex_;
   std::condition_variable wakeup_;
