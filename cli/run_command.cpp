@@ -14,9 +14,11 @@ namespace ranklab::cli {
 namespace {
 
 // Prints the report as a user reads it: program output, then verdict, then details.
-int print_report(const RunReport& report, const ScenarioOutput& output, const std::string& trace) {
+int print_report(const RunReport& report, const ScenarioOutput& output, const std::string& trace,
+                 const std::string& virtual_time) {
   for (const auto& line : output.lines()) std::cout << line << "\n";
   if (!report.ok()) std::cout << "\n" << report.details << "\n";
+  if (!virtual_time.empty()) std::cout << "\n" << virtual_time;
   std::cout << "result: " << report.summary << "\n";
   if (!trace.empty()) std::cout << "trace: " << trace << "\n";
   return exit_code(report.status);
@@ -33,12 +35,15 @@ CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
   run.add_option("--count", flags.count, "elements per collective, for scenarios with a payload")
       ->capture_default_str();
   add_cluster_flags(run, flags.cluster);
+  add_cost_flags(run, flags.cost);
   add_train_flags(run, flags.train);
   return run;
 }
 
 int run_command(const RunFlags& flags) {
-  if (flags.scenario.empty()) return train_command(flags.cluster, flags.train, flags.cluster.world);
+  if (flags.scenario.empty()) {
+    return train_command(flags.cluster, flags.train, flags.cluster.world, flags.cost);
+  }
   if (const std::string flag = flags.train.first_given(); !flag.empty()) {
     throw UsageError(fmt::format("{} belongs to the main job, not to --scenario", flag));
   }
@@ -50,8 +55,10 @@ int run_command(const RunFlags& flags) {
   }
   ClusterOptions options = to_cluster_options(flags.cluster, world);
   const Algorithm algorithm = to_algorithm(flags.cluster);
-  auto sink = open_trace_sink(flags.cluster);
-  options.trace_sink = sink;
+  const std::optional<CostModel> cost = to_cost_model(flags.cost);
+  // Timing needs the whole trace in memory; without it the file sink writes it directly.
+  auto memory = cost ? std::make_shared<MemorySink>() : nullptr;
+  options.trace_sink = memory ? std::shared_ptr<TraceSink>(memory) : open_trace_sink(flags.cluster);
   options.trace_config = {{"program", "scenario"},
                           {"scenario", scenario.name},
                           {"count", flags.count},
@@ -70,7 +77,17 @@ int run_command(const RunFlags& flags) {
     scenario.body(comm, params, output);
   });
   spdlog::info("run ended: {}", to_string(report.status));
-  return print_report(report, output, flags.cluster.trace_path);
+  std::string virtual_time;
+  if (cost) {
+    Trace trace = memory->trace();
+    const VirtualTimes times = time_trace(trace, *cost, options.send_mode);
+    annotate(trace, times);
+    virtual_time = format_virtual_times(times, *cost);
+    if (!flags.cluster.trace_path.empty()) {
+      write_trace_creating_folders(flags.cluster.trace_path, trace);
+    }
+  }
+  return print_report(report, output, flags.cluster.trace_path, virtual_time);
 }
 
 }  // namespace ranklab::cli

@@ -218,14 +218,9 @@ void fill_traffic(TrainReport& report, const Trace& trace, bool direct, std::siz
   }
 }
 
-void write_trace(const std::string& path, const Trace& trace) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  write_trace_file(path, trace);
-}
-
 template <typename Scalar>
-TrainReport run_job(const TrainSpec& spec, const ClusterFlags& flags) {
+TrainReport run_job(const TrainSpec& spec, const ClusterFlags& flags,
+                    const std::optional<CostModel>& cost) {
   ClusterOptions options = to_cluster_options(flags, spec.layout.world_size());
   const Algorithm algorithm = to_algorithm(flags);
   const JobData<Scalar> data = load_job_data<Scalar>(spec);
@@ -238,9 +233,16 @@ TrainReport run_job(const TrainSpec& spec, const ClusterFlags& flags) {
   report.cluster =
       fmt::format("policy {}, threads {}, send mode {}, algorithm {}", options.policy.to_string(),
                   options.threads, options.send_mode.to_string(), to_string(algorithm));
-  const ClusterRun<Scalar> run = run_on_cluster(spec, std::move(options), algorithm, data.problem);
+  const SendMode send_mode = options.send_mode;
+  ClusterRun<Scalar> run = run_on_cluster(spec, std::move(options), algorithm, data.problem);
+  if (cost) {
+    const VirtualTimes times = time_trace(run.trace, *cost, send_mode);
+    annotate(run.trace, times);
+    report.virtual_time = format_virtual_times(times, *cost);
+    report.virtual_time_json = virtual_times_to_json(times, *cost);
+  }
   report.trace_path = flags.trace_path.empty() ? kMainTrace : flags.trace_path;
-  write_trace(report.trace_path, run.trace);
+  write_trace_creating_folders(report.trace_path, run.trace);
   report.run_ms = run.ms;
   report.status = run.report.status;
   report.summary = run.report.summary;
@@ -293,10 +295,12 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
   return spec;
 }
 
-int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world) {
+int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
+                  const CostFlags& cost_flags) {
   const TrainSpec spec = resolve_train_spec(flags, world);
+  const std::optional<CostModel> cost = to_cost_model(cost_flags);
   const TrainReport report =
-      spec.f64 ? run_job<double>(spec, cluster) : run_job<float>(spec, cluster);
+      spec.f64 ? run_job<double>(spec, cluster, cost) : run_job<float>(spec, cluster, cost);
   if (flags.json) {
     std::cout << to_json(report).dump(2) << "\n";
   } else {

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/cluster_flags.hpp"
+#include "cli/cost_flags.hpp"
 #include "cli/train_flags.hpp"
 #include "cli/train_report.hpp"
 
@@ -24,7 +25,9 @@ TrainSpec resolve_train_spec(const TrainFlags& flags, std::optional<int> world);
 
 /// Runs the main job and prints its report (text, or JSON with --json); returns the exit
 /// code (DESIGN.md §7: 0 ok, 2 a check failed, 3-5 the run failed). `world` is --world if
-/// given. Throws UsageError for bad flags before any rank starts.
-int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world);
+/// given; with `cost` naming a model the trace is also timed under it. Throws UsageError
+/// for bad flags before any rank starts.
+int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
+                  const CostFlags& cost = {});
 
 }  // namespace ranklab::cli

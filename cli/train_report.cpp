@@ -280,6 +280,7 @@ void print_text(std::ostream& out, const TrainReport& r) {
   } else {
     fmt::print(out, "\n{}\n", r.details);
   }
+  if (!r.virtual_time.empty()) fmt::print(out, "\n{}", r.virtual_time);
   fmt::print(out, "result: {}{}\n", r.summary,
              r.status != RunStatus::ok ? ""
              : r.checks_ok()           ? "; every check passed"
@@ -342,6 +343,7 @@ nlohmann::ordered_json to_json(const TrainReport& r) {
   j["exit_code"] = r.exit_code();
   j["trace"] = r.trace_path;
   j["saved"] = r.saved_to;
+  if (!r.virtual_time_json.is_null()) j["virtual_time"] = r.virtual_time_json;
   return j;
 }
 

@@ -79,6 +79,8 @@ struct TrainReport {
   std::string details;  ///< the emulator's report of a failed run
   std::string trace_path;
   std::string saved_to;
+  std::string virtual_time;          ///< with --cost/--topology: the timing section
+  nlohmann::json virtual_time_json;  ///< the same as JSON (null without)
 
   /// Every rank within tolerance, the dense reference within tolerance of the golden set's, and
   /// the seed's traffic (where checked).
