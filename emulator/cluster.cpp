@@ -8,6 +8,7 @@
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/operations.hpp>
 
+#include "emulator/detail/thread_affinity.hpp"
 #include "emulator/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/scheduler.hpp"
@@ -68,10 +69,17 @@ RunReport Cluster::run(const RankFunction& rank_fn) {
   // Always on fresh threads, even with one: the caller's thread keeps whatever Boost.Fiber
   // scheduler it had, and two clusters never share scheduler state.
   const int threads = std::min(options_.threads, options_.world_size);
+  // Several workers each get a CPU of their own (detail/thread_affinity.hpp says why).
+  const std::vector<int> cpus =
+      options_.pin_threads ? detail::worker_cpus(threads, detail::allowed_cpus())
+                           : std::vector<int>{};
   std::vector<std::thread> workers;
   workers.reserve(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] { run_worker(fabric, stacks, options_, t, threads, rank_fn); });
+    workers.emplace_back([&, t] {
+      if (!cpus.empty()) detail::pin_current_thread(cpus[static_cast<std::size_t>(t)]);
+      run_worker(fabric, stacks, options_, t, threads, rank_fn);
+    });
   }
   for (auto& worker : workers) worker.join();
   return fabric.finish();

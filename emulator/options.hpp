@@ -55,6 +55,11 @@ struct ClusterOptions {
   int world_size = 8;
   SchedulePolicy policy;
   int threads = 1;  ///< OS threads; ranks are pinned round-robin to them
+  /// With 2 or more threads and no more than the CPUs this process may use, worker t runs
+  /// only on the t-th of those CPUs (Boost 1.74's fiber mutex spins without yielding, and a
+  /// worker woken on its waker's CPU stalls both: bench/RESULTS.md, finding 6). Results and
+  /// traces do not depend on it.
+  bool pin_threads = true;
   SendMode send_mode;
   /// Watchdog: a blocking wait that lasts longer fails the run with TimeoutError.
   std::chrono::milliseconds timeout{60'000};
