@@ -18,8 +18,11 @@
 //
 // bench/RESULTS.md has the figures, the machine and the peers' numbers beside them.
 // CPU time is that of rank 0's worker thread: with threads=1, what the whole cluster spent.
-// To benchmark another collective algorithm (collectives issue, §5), add its Algorithm to
-// kAllReduceAlgorithms below: every size and thread count is registered for it.
+// Per-algorithm figures (collectives issue, §5): BM_AllReduce runs every all_reduce algorithm
+// in kAllReduceAlgorithms at 8 ranks for 4 B, 4 KiB, 4 MiB and 64 MiB per rank, BM_Broadcast
+// and BM_Reduce run direct and tree (the rooted collectives tree implements), and BM_Memcpy of
+// p x bytes is the memory bound beside them. To add an algorithm, add it to the array: every
+// size and thread count is registered for it.
 #include <benchmark/benchmark.h>
 
 #include <array>
@@ -37,6 +40,8 @@ namespace ranklab::bench {
 namespace {
 
 constexpr int kWarmup = 16;       // untimed steps per rank before the timed loop
+constexpr int kWarmupLarge = 1;   // the same for steps that move megabytes (0.1-1 s each)
+constexpr std::int64_t kLargeBytes = 4 << 20;
 constexpr int kPingPongTag = 1;   // user tags: below collectives' reserved range
 constexpr int kRingTag = 7;       // as in ../shared/bench/mpi/allreduce_bench.c
 
@@ -49,18 +54,18 @@ ClusterOptions cluster_options(std::int64_t world, std::int64_t threads) {
 
 /// Runs one cluster of `options.world_size` ranks. Each rank calls `make_step(context,
 /// comm)` once to build its step (buffers are allocated there, outside the timing), runs
-/// the step kWarmup times, enters a barrier, then runs it once per benchmark iteration;
+/// the step `warmup` times, enters a barrier, then runs it once per benchmark iteration;
 /// rank 0's iterations are the timed loop. A failed run is reported as the benchmark's
 /// error (the state loop may then have stopped early, which SkipWithError allows).
 template <typename MakeStep>
 void run_steps(benchmark::State& state, const ClusterOptions& options, Algorithm algorithm,
-               MakeStep make_step) {
+               MakeStep make_step, int warmup = kWarmup) {
   const benchmark::IterationCount iterations = state.max_iterations;
   Cluster cluster(options);
   const RunReport report = cluster.run([&](RankContext& context) {
     Communicator comm(context, algorithm);
     auto step = make_step(context, comm);
-    for (int i = 0; i < kWarmup; ++i) step();
+    for (int i = 0; i < warmup; ++i) step();
     comm.barrier();
     if (context.rank() == 0) {
       for (auto _ : state) step();
@@ -75,10 +80,14 @@ void run_steps(benchmark::State& state, const ClusterOptions& options, Algorithm
 // Point-to-point
 
 /// Two ranks, one float bounced back and forth with blocking send/recv through the
-/// Communicator. Time: one round trip (two messages, each a rendezvous).
+/// Communicator. Time: one round trip (two messages, each a rendezvous). The third argument
+/// turns ClusterOptions::pin_threads off (0) or on (1): with 2 threads, each rank is on its
+/// own worker, so every message crosses threads (RESULTS.md, finding 6).
 void BM_PingPong(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(1));
-  run_steps(state, cluster_options(2, state.range(0)), Algorithm::direct,
+  ClusterOptions options = cluster_options(2, state.range(0));
+  options.pin_threads = state.range(2) != 0;
+  run_steps(state, options, Algorithm::direct,
             [count](RankContext&, Communicator& comm) {
               return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
                 const std::span<float> data(buf);
@@ -151,19 +160,52 @@ void BM_Barrier(benchmark::State& state) {
 }
 
 /// all_reduce (sum) of `count` floats per rank through the Communicator, with the
-/// algorithm given as the third argument (an index into kAllReduceAlgorithms).
-constexpr std::array kAllReduceAlgorithms = {Algorithm::direct};
+/// algorithm given as the fourth argument (an index into kAllReduceAlgorithms). Tree does
+/// not implement all_reduce here (a reduce then a broadcast would be two collectives): it is
+/// measured on broadcast and reduce below.
+constexpr std::array kAllReduceAlgorithms = {Algorithm::direct, Algorithm::ring,
+                                             Algorithm::recursive_doubling,
+                                             Algorithm::halving_doubling};
+constexpr std::array kRootedAlgorithms = {Algorithm::direct, Algorithm::tree};
+
+int warmup_for(std::size_t count) {
+  return static_cast<std::int64_t>(count * sizeof(float)) >= kLargeBytes ? kWarmupLarge : kWarmup;
+}
 
 void BM_AllReduce(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(1));
   const Algorithm algorithm = kAllReduceAlgorithms[static_cast<std::size_t>(state.range(3))];
   state.SetLabel(std::string(to_string(algorithm)));
-  run_steps(state, cluster_options(state.range(2), state.range(0)), algorithm,
-            [count](RankContext&, Communicator& comm) {
-              return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
-                comm.all_reduce(std::span<float>(buf));
-              };
-            });
+  run_steps(
+      state, cluster_options(state.range(2), state.range(0)), algorithm,
+      [count](RankContext&, Communicator& comm) {
+        return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
+          comm.all_reduce(std::span<float>(buf));
+        };
+      },
+      warmup_for(count));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(count * sizeof(float)));
+}
+
+/// broadcast or reduce (sum) from root 0 of `count` floats per rank, with the algorithm
+/// given as the fourth argument (an index into kRootedAlgorithms).
+template <bool kReduce>
+void BM_Rooted(benchmark::State& state) {
+  const auto count = static_cast<std::size_t>(state.range(1));
+  const Algorithm algorithm = kRootedAlgorithms[static_cast<std::size_t>(state.range(3))];
+  state.SetLabel(std::string(to_string(algorithm)));
+  run_steps(
+      state, cluster_options(state.range(2), state.range(0)), algorithm,
+      [count](RankContext&, Communicator& comm) {
+        return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
+          if constexpr (kReduce) {
+            comm.reduce(as_mutable_buffer(std::span<float>(buf)));
+          } else {
+            comm.broadcast(std::span<float>(buf));
+          }
+        };
+      },
+      warmup_for(count));
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(count * sizeof(float)));
 }
 
@@ -202,8 +244,9 @@ void BM_ClusterStartup(benchmark::State& state) {
 
 /// memcpy of `bytes` between two buffers touched beforehand: the machine's copy bandwidth,
 /// against which large collectives are judged. A direct all_reduce of B bytes per rank over
-/// p ranks reads p*B and writes p*B, as one copy of p*B bytes does: 32 MiB is that bound for
-/// 1 Mi floats at 8 ranks (and, unlike 4 MiB, does not fit in this machine's caches).
+/// p ranks reads p*B and writes p*B, as one copy of p*B bytes does: at 8 ranks 32 B, 32 KiB,
+/// 32 MiB and 512 MiB are the bounds for 4 B, 4 KiB, 4 MiB and 64 MiB per rank (the last two
+/// do not fit in this machine's caches).
 void BM_Memcpy(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
   std::vector<std::byte> from(bytes, std::byte{1}), to(bytes, std::byte{0});
@@ -217,22 +260,54 @@ void BM_Memcpy(benchmark::State& state) {
 // ---------------------------------------------------------------------------------------
 // Registration. Real time throughout: the work runs on the cluster's threads.
 
-void threads_and_sizes(benchmark::internal::Benchmark* b) {
+// 4 B, 4 KiB, 4 MiB, 64 MiB per rank.
+constexpr std::array<std::int64_t, 4> kCounts = {1, 1024, 1024 * 1024, 16 * 1024 * 1024};
+constexpr std::int64_t kLargeCount = kLargeBytes / static_cast<std::int64_t>(sizeof(float));
+
+// Every algorithm at every size, threads 1 and 2, at 8 ranks. The steps of 4 MiB and more
+// are registered apart (`large`) with a fixed iteration count: Google Benchmark would
+// otherwise start a new cluster for each trial of its iteration-count search.
+template <std::size_t kAlgorithms>
+void algorithms_and_sizes(benchmark::internal::Benchmark* b, bool large) {
   b->ArgNames({"threads", "count", "world", "algo"});
-  for (std::size_t algo = 0; algo < kAllReduceAlgorithms.size(); ++algo) {
-    for (std::int64_t count : {1, 1024, 1024 * 1024}) {
+  for (std::size_t algo = 0; algo < kAlgorithms; ++algo) {
+    for (std::int64_t count : kCounts) {
+      if ((count >= kLargeCount) != large) continue;
       for (std::int64_t threads : {1, 2}) {
         b->Args({threads, count, 8, static_cast<std::int64_t>(algo)});
       }
     }
   }
+  if (large) b->Iterations(4);
 }
 
-BENCHMARK(BM_PingPong)->ArgNames({"threads", "count"})->ArgsProduct({{1, 2}, {1}})->UseRealTime();
+void all_reduce_small(benchmark::internal::Benchmark* b) {
+  algorithms_and_sizes<kAllReduceAlgorithms.size()>(b, false);
+}
+void all_reduce_large(benchmark::internal::Benchmark* b) {
+  algorithms_and_sizes<kAllReduceAlgorithms.size()>(b, true);
+}
+void rooted_small(benchmark::internal::Benchmark* b) {
+  algorithms_and_sizes<kRootedAlgorithms.size()>(b, false);
+}
+void rooted_large(benchmark::internal::Benchmark* b) {
+  algorithms_and_sizes<kRootedAlgorithms.size()>(b, true);
+}
+
+BENCHMARK(BM_PingPong)
+    ->ArgNames({"threads", "count", "pin"})
+    ->ArgsProduct({{1, 2}, {1}, {1}})
+    ->Args({2, 1, 0})
+    ->UseRealTime();
 BENCHMARK(BM_PingPongRaw)->ArgNames({"threads", "count"})->ArgsProduct({{1, 2}, {1}})->UseRealTime();
 BENCHMARK(BM_RingLap)->ArgNames({"threads", "world"})->ArgsProduct({{1, 2}, {8}})->UseRealTime();
 BENCHMARK(BM_Barrier)->ArgNames({"threads", "world"})->ArgsProduct({{1, 2}, {8}})->UseRealTime();
-BENCHMARK(BM_AllReduce)->Apply(threads_and_sizes)->UseRealTime();
+BENCHMARK(BM_AllReduce)->Apply(all_reduce_small)->UseRealTime();
+BENCHMARK(BM_AllReduce)->Apply(all_reduce_large)->UseRealTime();
+BENCHMARK(BM_Rooted<false>)->Name("BM_Broadcast")->Apply(rooted_small)->UseRealTime();
+BENCHMARK(BM_Rooted<false>)->Name("BM_Broadcast")->Apply(rooted_large)->UseRealTime();
+BENCHMARK(BM_Rooted<true>)->Name("BM_Reduce")->Apply(rooted_small)->UseRealTime();
+BENCHMARK(BM_Rooted<true>)->Name("BM_Reduce")->Apply(rooted_large)->UseRealTime();
 BENCHMARK(BM_AllReduceRaw)
     ->ArgNames({"threads", "count", "world"})
     ->ArgsProduct({{1, 2}, {1, 1024, 1024 * 1024}, {8}})
@@ -252,7 +327,15 @@ BENCHMARK(BM_ClusterStartup)
     ->ArgNames({"threads", "world"})
     ->ArgsProduct({{1, 2}, {8, 1024}})
     ->UseRealTime();
-BENCHMARK(BM_Memcpy)->ArgName("bytes")->Arg(4 << 10)->Arg(4 << 20)->Arg(32 << 20)->UseRealTime();
+BENCHMARK(BM_Memcpy)
+    ->ArgName("bytes")
+    ->Arg(32)
+    ->Arg(4 << 10)
+    ->Arg(32 << 10)
+    ->Arg(4 << 20)
+    ->Arg(32 << 20)
+    ->Arg(512 << 20)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace ranklab::bench
