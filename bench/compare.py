@@ -158,7 +158,7 @@ class Compare:
 
     # ------------------------------------------------------------------ sections
     def step(self, round_):
-        r = gbench(self.bin("bench", "step_bench"), "BM_SeedStep/threads:1/",
+        r = gbench(self.bin("bench", "step_bench"), "BM_SeedStep/",
                    ["--benchmark_min_time=1"])
         self.add("step/ranklab", r)
         r = run([self.bin("cli", "ranklab"), "run"], 300, cwd=self.work)
@@ -220,7 +220,7 @@ class Compare:
 
     def explore(self, round_):
         ranklab = self.bin("cli", "ranklab")
-        if run([ranklab, "explore", "--help"], 60)["rc"] != 0:
+        if not re.search(r"^\s+explore\b", run([ranklab, "--help"], 60)["stdout"], re.M):
             self.raw["explore_missing"] = True
             return
         r = run([ranklab, "explore", "--run", "--runs", "200", "--jobs", "1", "--strategy",
