@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -21,9 +22,12 @@ struct ClusterFlags {
   long timeout_ms = 60'000;
   std::size_t stack_kib = 256;
   std::string trace_path;  ///< empty: no trace
+  std::vector<std::string> faults;  ///< --fault, repeatable (emulator/faults.hpp)
+  std::string wait_graph_path;      ///< empty: no wait-for graph file
 };
 
-/// Adds --world --policy --threads --send-mode --algo --timeout-ms --stack-kib --trace.
+/// Adds --world --policy --threads --send-mode --algo --timeout-ms --stack-kib --trace
+/// --fault --wait-graph.
 void add_cluster_flags(CLI::App& command, ClusterFlags& flags);
 
 /// ClusterOptions for `world_size` ranks; throws UsageError naming the bad flag. Opens no

@@ -6,6 +6,7 @@
 
 #include "cli/cluster_flags.hpp"
 #include "cli/diff_command.hpp"
+#include "cli/explore_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenarios_command.hpp"
@@ -33,6 +34,8 @@ int main(int argc, char** argv) {
   CLI::App& stats = add_stats_command(app, stats_flags);
   ExportFlags export_flags;
   CLI::App& export_ = add_export_command(app, export_flags);
+  ExploreFlags explore_flags;
+  CLI::App& explore = add_explore_command(app, explore_flags);
 
   try {
     app.parse(argc, argv);
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
     if (diff) return diff_command(diff_flags);
     if (stats) return stats_command(stats_flags);
     if (export_) return export_command(export_flags);
+    if (explore) return explore_command(explore_flags, explore);
   } catch (const ranklab::Error& e) {
     std::cerr << "ranklab: error: " << e.what() << "\n";
     return 1;

@@ -5,31 +5,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "cli/scenarios.hpp"
+#include "cli/job.hpp"
+#include "cli/run_diagnosis.hpp"
 #include "cli/train_command.hpp"
-#include "emulator/cluster.hpp"
-#include "emulator/errors.hpp"
+#include "traces/jsonl.hpp"
 
 namespace ranklab::cli {
-namespace {
-
-std::shared_ptr<JsonlFileSink> open_trace(const std::string& path) {
-  if (path.empty()) return nullptr;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  return std::make_shared<JsonlFileSink>(path);
-}
-
-// Prints the report as a user reads it: program output, then verdict, then details.
-int print_report(const RunReport& report, const ScenarioOutput& output, const std::string& trace) {
-  for (const auto& line : output.lines()) std::cout << line << "\n";
-  if (!report.ok()) std::cout << "\n" << report.details << "\n";
-  std::cout << "result: " << report.summary << "\n";
-  if (!trace.empty()) std::cout << "trace: " << trace << "\n";
-  return exit_code(report.status);
-}
-
-}  // namespace
 
 CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
   CLI::App& run = *app.add_subcommand(
@@ -46,38 +27,20 @@ CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
 
 int run_command(const RunFlags& flags) {
   if (flags.scenario.empty()) return train_command(flags.cluster, flags.train, flags.cluster.world);
-  if (const std::string flag = flags.train.first_given(); !flag.empty()) {
-    throw UsageError(fmt::format("{} belongs to the main job, not to --scenario", flag));
+  const std::unique_ptr<Job> job = make_job(flags);
+  spdlog::info("starting {}", job->describe());
+  const JobOutcome outcome = job->run(job->options());
+  spdlog::info("run ended: {}", to_string(outcome.report.status));
+  std::cout << outcome.text;
+  const std::string& trace = flags.cluster.trace_path;
+  if (!trace.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(trace).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    write_trace_file(trace, outcome.trace);
+    std::cout << "trace: " << trace << "\n";
   }
-  const Scenario& scenario = find_scenario(flags.scenario);
-  const int world = flags.cluster.world.value_or(scenario.default_world);
-  if (world < scenario.min_world) {
-    throw UsageError(fmt::format("scenario {} needs at least {} ranks, got --world {}",
-                                 scenario.name, scenario.min_world, world));
-  }
-  ClusterOptions options = to_cluster_options(flags.cluster, world);
-  const Algorithm algorithm = to_algorithm(flags.cluster);
-  auto sink = open_trace(flags.cluster.trace_path);
-  options.trace_sink = sink;
-  options.trace_config = {{"program", "scenario"},
-                          {"scenario", scenario.name},
-                          {"count", flags.count},
-                          {"algorithm", to_string(algorithm)}};
-
-  std::cout << fmt::format(
-      "scenario {}: world {}, policy {}, threads {}, send mode {}, algorithm {}\n", scenario.name,
-      world, options.policy.to_string(), options.threads, options.send_mode.to_string(),
-      to_string(algorithm));
-  spdlog::info("starting {} ranks", world);
-  ScenarioOutput output(world);
-  const ScenarioParams params{.count = flags.count};
-  Cluster cluster(options);
-  const RunReport report = cluster.run([&](RankContext& context) {
-    Communicator comm(context, algorithm);
-    scenario.body(comm, params, output);
-  });
-  spdlog::info("run ended: {}", to_string(report.status));
-  return print_report(report, output, flags.cluster.trace_path);
+  write_wait_graph(flags.cluster.wait_graph_path, outcome.report);
+  return outcome.exit_code;
 }
 
 }  // namespace ranklab::cli

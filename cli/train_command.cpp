@@ -9,6 +9,8 @@
 #include "emulator/cluster.hpp"
 #include "emulator/errors.hpp"
 #include "model/parallel_step.hpp"
+#include "cli/run_diagnosis.hpp"
+#include "traces/hash.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/sink.hpp"
 
@@ -144,10 +146,8 @@ ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
 // Per rank: the dense reference, and the golden set's gradients where it has this layout.
 template <typename Scalar>
 void fill_checks(TrainReport& report, const JobData<Scalar>& data,
+                 const DenseReference<Scalar>& reference,
                  const std::vector<RankResult<Scalar>>& results) {
-  const auto start = Clock::now();
-  const DenseReference<Scalar> reference = compute_dense_reference(data.problem);
-  report.dense_ms = elapsed_ms(start);
   const bool compare_golden = data.golden && report.spec.mode == ParallelMode::hybrid;
   for (const RankResult<Scalar>& result : results) {
     RankCheck check = check_rank(result, report.spec.layout, reference);
@@ -171,6 +171,28 @@ void fill_checks(TrainReport& report, const JobData<Scalar>& data,
                 make_golden_set(data.problem, report.spec.layout, reference, results));
     report.saved_to = report.spec.save.string();
   }
+}
+
+// Every rank's output, loss and gradients, bit for bit, as one hash: what explore compares
+// between schedules (DESIGN.md §5: any policy, bitwise-identical results).
+template <typename Scalar>
+std::string results_digest(const std::vector<RankResult<Scalar>>& results) {
+  std::vector<std::byte> bytes;
+  const auto add = [&bytes](const auto& dense) {
+    const auto* first = reinterpret_cast<const std::byte*>(dense.data());
+    bytes.insert(bytes.end(), first, first + dense.size() * sizeof(Scalar));
+  };
+  for (const RankResult<Scalar>& r : results) {
+    add(r.output);
+    if (r.loss) add(Eigen::Matrix<Scalar, 1, 1>(*r.loss));
+    for (const LayerGrads<Scalar>& g : r.grads) {
+      add(g.w1);
+      add(g.b1);
+      add(g.w2);
+      add(g.b2);
+    }
+  }
+  return "results " + format_hash(payload_hash(bytes));
 }
 
 void fill_traffic(TrainReport& report, const Trace& trace, bool direct, std::size_t elem_bytes) {
@@ -204,30 +226,49 @@ void write_trace(const std::string& path, const Trace& trace) {
   write_trace_file(path, trace);
 }
 
+// The job prepared once: data loaded, dense reference computed.
 template <typename Scalar>
-TrainReport run_job(const TrainSpec& spec, const ClusterFlags& flags) {
-  ClusterOptions options = to_cluster_options(flags, spec.layout.world_size());
-  const Algorithm algorithm = to_algorithm(flags);
-  const JobData<Scalar> data = load_job_data<Scalar>(spec);
-  TrainReport report{.spec = spec, .ranks = layout_rows(spec)};
-  report.tolerance = relative_tolerance<Scalar>();
-  report.cluster =
-      fmt::format("policy {}, threads {}, send mode {}, algorithm {}", options.policy.to_string(),
-                  options.threads, options.send_mode.to_string(), to_string(algorithm));
-  const ClusterRun<Scalar> run = run_on_cluster(spec, std::move(options), algorithm, data.problem);
-  report.trace_path = flags.trace_path.empty() ? kMainTrace : flags.trace_path;
-  write_trace(report.trace_path, run.trace);
-  report.run_ms = run.ms;
-  report.status = run.report.status;
-  report.summary = run.report.summary;
-  if (!run.report.ok()) {
-    report.details = run.report.details;
-    return report;
+class PreparedJob final : public TrainJob::Impl {
+ public:
+  PreparedJob(TrainSpec spec, const ClusterFlags& flags)
+      : Impl(std::move(spec), flags), data_(load_job_data<Scalar>(spec_)) {
+    const auto start = Clock::now();
+    reference_ = compute_dense_reference(data_.problem);
+    dense_ms_ = elapsed_ms(start);
   }
-  fill_checks(report, data, run.results);
-  fill_traffic(report, run.trace, algorithm == Algorithm::direct, sizeof(Scalar));
-  return report;
-}
+
+  TrainRun run(ClusterOptions options) const override {
+    TrainRun out;
+    TrainReport& report = out.report;
+    report = TrainReport{.spec = spec_, .ranks = layout_rows(spec_)};
+    report.tolerance = relative_tolerance<Scalar>();
+    report.cluster = fmt::format("policy {}, threads {}, send mode {}, algorithm {}",
+                                 options.policy.to_string(), options.threads,
+                                 options.send_mode.to_string(), to_string(algorithm_));
+    ClusterRun<Scalar> run = run_on_cluster(spec_, std::move(options), algorithm_, data_.problem);
+    report.run_ms = run.ms;
+    report.status = run.report.status;
+    report.summary = run.report.summary;
+    out.trace = std::move(run.trace);
+    out.run = std::move(run.report);
+    report.faults = out.run.faults;
+    if (!out.run.ok()) {
+      report.details = out.run.details;
+      report.culprit = out.run.culprit;
+      return out;
+    }
+    report.dense_ms = dense_ms_;
+    fill_checks(report, data_, reference_, run.results);
+    fill_traffic(report, out.trace, algorithm_ == Algorithm::direct, sizeof(Scalar));
+    out.results = results_digest(run.results);
+    return out;
+  }
+
+ private:
+  JobData<Scalar> data_;
+  DenseReference<Scalar> reference_;
+  double dense_ms_ = 0.0;
+};
 
 }  // namespace
 
@@ -264,16 +305,34 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
   return spec;
 }
 
-int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world) {
-  const TrainSpec spec = resolve_train_spec(flags, world);
-  const TrainReport report =
-      spec.f64 ? run_job<double>(spec, cluster) : run_job<float>(spec, cluster);
-  if (flags.json) {
-    std::cout << to_json(report).dump(2) << "\n";
+TrainJob::Impl::Impl(TrainSpec spec, const ClusterFlags& flags)
+    : spec_(std::move(spec)),
+      options_(to_cluster_options(flags, spec_.layout.world_size())),
+      algorithm_(to_algorithm(flags)) {}
+
+TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world) {
+  TrainSpec spec = resolve_train_spec(flags, world);
+  if (spec.f64) {
+    impl_ = std::make_unique<PreparedJob<double>>(std::move(spec), cluster);
   } else {
-    print_text(std::cout, report);
+    impl_ = std::make_unique<PreparedJob<float>>(std::move(spec), cluster);
   }
-  return report.exit_code();
+}
+
+TrainJob::~TrainJob() = default;
+
+int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world) {
+  const TrainJob job(cluster, flags, world);
+  TrainRun run = job.run(job.options());
+  run.report.trace_path = cluster.trace_path.empty() ? kMainTrace : cluster.trace_path;
+  write_trace(run.report.trace_path, run.trace);
+  write_wait_graph(cluster.wait_graph_path, run.run);
+  if (flags.json) {
+    std::cout << to_json(run.report).dump(2) << "\n";
+  } else {
+    print_text(std::cout, run.report);
+  }
+  return run.report.exit_code();
 }
 
 }  // namespace ranklab::cli

@@ -56,7 +56,8 @@ void Fabric::check_signatures(const CollectiveSlot& slot, const Operation& op) {
   int culprit = -1;
   std::string table = detail::mismatch_table(
       *op.group, static_cast<std::uint64_t>(op.coll_seq), slot.members,
-      [](const Operation& m) -> const CollectiveSignature& { return m.signature; }, culprit);
+      [](const Operation& m) -> const CollectiveSignature& { return m.signature; }, culprit,
+      mismatch_sentence_);
   mismatch_culprit_ = culprit;
   throw MismatchError(table);
 }

@@ -40,10 +40,12 @@ namespace {
 // The side-by-side table of a slot whose members disagree; `culprit` gets the global rank
 // of the first member that differs from the reference.
 std::string mismatch_table(const Group& group, std::uint64_t seq,
-                           const detail::FingerprintSlot& slot, int& culprit) {
+                           const detail::FingerprintSlot& slot, int& culprit,
+                           std::string& sentence) {
   return detail::mismatch_table(
       group, seq, slot.members,
-      [](const auto& m) -> const CollectiveFingerprint& { return m.fingerprint; }, culprit);
+      [](const auto& m) -> const CollectiveFingerprint& { return m.fingerprint; }, culprit,
+      sentence);
 }
 
 }  // namespace
@@ -79,7 +81,7 @@ std::uint64_t Fabric::begin_collective(int rank, const Group& group,
       slot.members[static_cast<std::size_t>(slot.first)]->fingerprint == fingerprint;
   if (!agree) {
     int culprit = -1;
-    std::string table = mismatch_table(group, seq, slot, culprit);
+    std::string table = mismatch_table(group, seq, slot, culprit, mismatch_sentence_);
     mismatch_culprit_ = culprit;
     throw MismatchError(std::move(table));
   }
@@ -180,6 +182,20 @@ bool Fabric::declare_order_mismatch(const detail::WaitGraph& graph) {
     std::string summary =
         fmt::format("collective order mismatch: {} called in opposite orders ({})",
                     list_groups(groups), detail::format_cycle(cycle));
+    std::vector<int> blamed{culprit};
+    for (const int r : ranks) {
+      if (r != culprit) blamed.push_back(r);
+    }
+    std::string calls;
+    for (std::size_t i = 0; i < where.size(); ++i) {
+      calls += fmt::format("{}rank {} in {} #{}: {}", i ? ", " : "", ranks[i],
+                           where[i].group->name(), where[i].seq, where[i].call);
+    }
+    culprit_ = {"collective-order",
+                fmt::format("ranks call collectives on {} in opposite orders, so each waits for "
+                            "the next in another group ({}): {}; first rank that differs: {}",
+                            list_groups(groups), detail::format_cycle(cycle), calls, culprit),
+                std::move(blamed)};
     std::string details = table + "\n\n" + deadlock_details(graph, /*watchdog_rank=*/-1);
     abort(RunStatus::mismatch, culprit, std::make_exception_ptr(MismatchError(table)),
           std::move(summary), std::move(details));

@@ -3,7 +3,9 @@
 // Communicator (collectives/), which is built on this.
 #pragma once
 
+#include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "emulator/buffer.hpp"
@@ -61,6 +63,9 @@ class RankContext {
   void yield();
 
  private:
+  /// Applies a kill or delay fault due before the next post (fault injection only).
+  void inject_faults(const std::function<std::string()>& describe);
+
   Fabric& fabric_;
   int rank_;
 };

@@ -38,10 +38,16 @@ class RankProperties : public boost::fibers::fiber_properties {
 /// - pct:SEED:D: PCT (Burckhardt et al., ASPLOS 2010): distinct random priorities, the
 ///   highest ready one runs; at D-1 random steps the running rank drops below all others.
 ///   A yielding rank also drops, so polling loops cannot starve the others.
+/// - preempt:STEP=RANK,...: rank-order, except that at each listed step the listed rank runs
+///   if it is ready (a "preemption" of rank order's choice).
+/// With a ScheduleLog every pick is recorded, and under rank-order and preempt the picks
+/// that were not FIFO's choice, so that explore can replay and shrink a schedule.
 /// Boost's own fibers (main, dispatcher) always run first: they only do bookkeeping.
 class RankScheduler : public boost::fibers::algo::algorithm_with_properties<RankProperties> {
  public:
-  RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index);
+  /// `log` (may be null) receives every pick; only one thread of a run may have one.
+  RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index,
+                ScheduleLog* log = nullptr);
 
   void awakened(boost::fibers::context* ctx, RankProperties& props) noexcept override;
   boost::fibers::context* pick_next() noexcept override;
@@ -60,6 +66,8 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
 
  private:
   boost::fibers::context* pick_rank() noexcept;
+  boost::fibers::context* pick_fifo() noexcept;
+  void log_pick(boost::fibers::context* ctx, bool deviation) noexcept;
   void lower_priority(int rank) noexcept;
 
   SchedulePolicy policy_;
@@ -72,6 +80,9 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   std::vector<std::uint64_t> change_points_;     // pct, sorted step numbers
   std::uint64_t steps_ = 0;
   std::int64_t lowest_ = 0;                      // pct: next priority below all others
+  std::uint64_t picks_ = 0;                      // rank picks so far (preempt's steps)
+  std::size_t next_preemption_ = 0;              // preempt: index into policy_.preemptions
+  ScheduleLog* log_ = nullptr;
 
   std::mutex mutex_;
   std::condition_variable wakeup_;
