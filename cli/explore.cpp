@@ -8,7 +8,6 @@
 #include <mutex>
 
 #include <fmt/format.h>
-#include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
 #include "traces/diff.hpp"
@@ -163,9 +162,10 @@ ExploreResult explore(const Job& job, const ExploreOptions& options) {
 
   std::atomic<int> next{1};
   std::atomic<int> first_failure{failures.empty() ? INT_MAX : 0};
+  // `jobs` tasks that each run schedules one after another: at most `jobs` clusters at a
+  // time, and no more at once than oneTBB has threads.
   const int jobs = std::max(options.jobs, 1);
-  tbb::task_arena arena(jobs);
-  arena.execute([&] {
+  {
     tbb::task_group group;
     for (int w = 0; w < jobs; ++w) {
       group.run([&] {
@@ -188,7 +188,7 @@ ExploreResult explore(const Job& job, const ExploreOptions& options) {
       });
     }
     group.wait();
-  });
+  }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.executed = finished.load();

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
+#include <tbb/info.h>
 
 #include "cli/explore.hpp"
 #include "cli/run_diagnosis.hpp"
@@ -30,10 +30,20 @@ std::string shell_word(const std::string& arg) {
   return out + "'";
 }
 
+// `ranklab run ARGS --policy P`, without the flags that only name output files (--trace,
+// --wait-graph): they do not change the run, and explore has written them already.
 std::string reproduce_command(const std::vector<std::string>& run_args,
                               const SchedulePolicy& policy) {
   std::string out = "ranklab run";
-  for (const auto& arg : run_args) out += " " + shell_word(arg);
+  for (std::size_t i = 0; i < run_args.size(); ++i) {
+    const std::string& arg = run_args[i];
+    if (arg == "--trace" || arg == "--wait-graph") {
+      ++i;  // and its value
+      continue;
+    }
+    if (arg.starts_with("--trace=") || arg.starts_with("--wait-graph=")) continue;
+    out += " " + shell_word(arg);
+  }
   return out + " --policy " + shell_word(policy.to_string());
 }
 
@@ -144,9 +154,7 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   ExploreOptions options{.runs = flags.runs,
                          .strategy = flags.strategy == "pct" ? Strategy::pct : Strategy::random,
                          .pct_depth = flags.depth,
-                         .jobs = flags.jobs > 0 ? flags.jobs
-                                                : static_cast<int>(std::max(
-                                                      1u, std::thread::hardware_concurrency())),
+                         .jobs = flags.jobs > 0 ? flags.jobs : tbb::info::default_concurrency(),
                          .shrink = !flags.no_shrink};
   std::cout << fmt::format("explore: {}: {} schedules ({} after rank-order), {} jobs\n",
                            job->describe(), options.runs, flags.strategy, options.jobs);
