@@ -28,9 +28,9 @@ void toy_layer(Communicator& tp, std::vector<float>& x);
 /// Throws Error naming `what` and the first element of `x` that is not `expected`.
 void expect_all(const std::vector<float>& x, float expected, int rank, const char* what);
 
-/// A bug and its fixed twin from one program: `make(buggy)` builds the body.
+/// Appends a bug and its fixed twin, made from one program: `make(buggy)` builds the body.
 template <typename Make>
-std::vector<Scenario> bug_and_twin(Scenario bug, Scenario twin, Make make) {
+void add_bug_and_twin(std::vector<Scenario>& out, Scenario bug, Scenario twin, Make make) {
   bug.body = make(true);
   twin.body = make(false);
   bug.is_bug = true;
@@ -39,7 +39,8 @@ std::vector<Scenario> bug_and_twin(Scenario bug, Scenario twin, Make make) {
   bug.fixed_world = twin.fixed_world = true;
   twin.default_world = bug.default_world;
   twin.min_world = bug.min_world = bug.default_world;
-  return {std::move(bug), std::move(twin)};
+  out.push_back(std::move(bug));
+  out.push_back(std::move(twin));
 }
 
 }  // namespace ranklab::cli

@@ -93,18 +93,17 @@ auto allreduce_death(bool) {
 
 std::vector<Scenario> data_parallel_scenarios() {
   std::vector<Scenario> out;
-  const auto add = [&out](std::vector<Scenario> pair) {
-    for (auto& s : pair) out.push_back(std::move(s));
-  };
-  add(bug_and_twin(
+  add_bug_and_twin(
+      out,
       {.name = "dp-param-order",
        .summary = "TP2 DP2: replica 1 all_reduces the bias gradient before the weight's: "
                   "mismatch, sizes side by side",
        .default_world = 4,
        .expect = {RunStatus::mismatch, "collective-mismatch", {2, 3}}},
       {.name = "dp-param-order-fixed", .summary = "the same parameter order everywhere: passes"},
-      dp_param_order));
-  add(bug_and_twin(
+      dp_param_order);
+  add_bug_and_twin(
+      out,
       {.name = "nan-skip",
        .summary = "TP2 DP2: replica 1's loss is NaN and its ranks skip the loss all_reduce: "
                   "deadlock naming them",
@@ -112,16 +111,18 @@ std::vector<Scenario> data_parallel_scenarios() {
        .expect = {RunStatus::deadlock, "missing-participant", {2}}},
       {.name = "nan-skip-fixed",
        .summary = "the loss all_reduced everywhere, the update skipped together: passes"},
-      nan_skip));
-  add(bug_and_twin(
+      nan_skip);
+  add_bug_and_twin(
+      out,
       {.name = "wildcard-sum",
        .summary = "rank 0 adds partial losses in arrival order from any source: the float sum "
                   "depends on the schedule (found by explore)",
        .default_world = 4,
        .expect = {RunStatus::ok, "nondeterminism", {}, /*needs_exploration=*/true}},
       {.name = "wildcard-sum-fixed", .summary = "receiving in rank order: the same sum always"},
-      wildcard_sum));
-  add(bug_and_twin(
+      wildcard_sum);
+  add_bug_and_twin(
+      out,
       {.name = "allreduce-death",
        .summary = "DP4: rank 2 dies inside the second gradient all_reduce (fault kill:2@1): "
                   "rank 2 the root cause",
@@ -129,7 +130,7 @@ std::vector<Scenario> data_parallel_scenarios() {
        .faults = {"kill:2@1"},
        .expect = {RunStatus::rank_failed, "rank-failure", {2}}},
       {.name = "allreduce-death-fixed", .summary = "the same all_reduces on healthy ranks: passes"},
-      allreduce_death));
+      allreduce_death);
   return out;
 }
 

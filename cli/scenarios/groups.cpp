@@ -80,33 +80,33 @@ auto wrong_group(bool buggy) {
 
 std::vector<Scenario> group_scenarios() {
   std::vector<Scenario> out;
-  const auto add = [&out](std::vector<Scenario> pair) {
-    for (auto& s : pair) out.push_back(std::move(s));
-  };
-  add(bug_and_twin(
+  add_bug_and_twin(
+      out,
       {.name = "opposite-group-order",
        .summary = "TP2 DP2: replica 1 sums the loss over world before averaging gradients over "
                   "dp, the others after: order mismatch",
        .default_world = 4,
        .expect = {RunStatus::mismatch, "collective-order", {2, 3}}},
       {.name = "opposite-group-order-fixed", .summary = "the same order on every replica: passes"},
-      opposite_group_order));
-  add(bug_and_twin(
+      opposite_group_order);
+  add_bug_and_twin(
+      out,
       {.name = "tp-skip-barrier",
        .summary = "TP2 DP2: the TP barrier sits inside `if (rank == 0)`, so rank 1 skips it: "
                   "mismatch, rank 1 named",
        .default_world = 4,
        .expect = {RunStatus::mismatch, "collective-mismatch", {1}}},
       {.name = "tp-skip-barrier-fixed", .summary = "every TP rank enters the barrier: passes"},
-      tp_skip_barrier));
-  add(bug_and_twin(
+      tp_skip_barrier);
+  add_bug_and_twin(
+      out,
       {.name = "wrong-group",
        .summary = "TP2 PP2: stage 0 all_reduces its partial sums on the PP group instead of TP: "
                   "collective against point-to-point",
        .default_world = 4,
        .expect = {RunStatus::deadlock, "collective-vs-p2p", {0}}},
       {.name = "wrong-group-fixed", .summary = "the all_reduce on the TP group: passes"},
-      wrong_group));
+      wrong_group);
   return out;
 }
 

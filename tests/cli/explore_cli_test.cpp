@@ -66,6 +66,7 @@ CommandResult run_printed(const std::string& command, const std::string& extra) 
 struct Bug {
   std::string name;
   int code;  ///< explore's exit code
+  friend void PrintTo(const Bug& bug, std::ostream* os) { *os << bug.name; }
 };
 
 class ExploreCliTest : public ::testing::TestWithParam<std::tuple<Bug, std::string>> {};
