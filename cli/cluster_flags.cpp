@@ -3,12 +3,16 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
 #include "emulator/errors.hpp"
 
 namespace ranklab::cli {
 
-void add_cluster_flags(CLI::App& command, ClusterFlags& flags) {
-  command.add_option("--world", flags.world, "number of ranks (default: the program's own)");
+void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet set) {
+  if (set == ClusterFlagSet::program) {
+    command.add_option("--world", flags.world, "number of ranks (default: the program's own)");
+  }
   command.add_option("--policy", flags.policy,
                      "scheduling policy: rank-order, random:SEED, pct:SEED[:DEPTH]")
       ->capture_default_str();
@@ -16,10 +20,13 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags) {
       ->capture_default_str();
   command.add_option("--send-mode", flags.send_mode, "rendezvous, eager, or eager<=BYTES")
       ->capture_default_str();
-  command.add_option("--algo", flags.algorithm,
-                     "default collective algorithm: direct, ring, tree, recursive-doubling, "
-                     "halving-doubling, dissemination, pairwise")
-      ->capture_default_str();
+  if (set == ClusterFlagSet::program) {
+    command
+        .add_option("--algo", flags.algorithm,
+                    "default collective algorithm: direct, ring, tree, recursive-doubling, "
+                    "halving-doubling, dissemination, pairwise")
+        ->capture_default_str();
+  }
   command.add_option("--timeout-ms", flags.timeout_ms,
                      "watchdog: the longest any rank may block")
       ->capture_default_str();
@@ -71,6 +78,13 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   }
   options.faults.validate(world_size);
   return options;
+}
+
+std::shared_ptr<JsonlFileSink> open_trace_sink(const ClusterFlags& flags) {
+  if (flags.trace_path.empty()) return nullptr;
+  const std::filesystem::path parent = std::filesystem::path(flags.trace_path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  return std::make_shared<JsonlFileSink>(flags.trace_path);
 }
 
 Algorithm to_algorithm(const ClusterFlags& flags) {

@@ -2,11 +2,11 @@
 // into ClusterOptions.
 #pragma once
 
+#include <CLI/CLI.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "collectives/options.hpp"
 #include "emulator/options.hpp"
@@ -26,13 +26,21 @@ struct ClusterFlags {
   std::string wait_graph_path;      ///< empty: no wait-for graph file
 };
 
+/// Which flags a subcommand takes: a program to run takes all; a replay takes its world
+/// and its operations from the trace, so neither --world nor --algo.
+enum class ClusterFlagSet { program, replay };
+
 /// Adds --world --policy --threads --send-mode --algo --timeout-ms --stack-kib --trace
-/// --fault --wait-graph.
-void add_cluster_flags(CLI::App& command, ClusterFlags& flags);
+/// --fault --wait-graph (without --world and --algo for ClusterFlagSet::replay).
+void add_cluster_flags(CLI::App& command, ClusterFlags& flags,
+                       ClusterFlagSet set = ClusterFlagSet::program);
 
 /// ClusterOptions for `world_size` ranks; throws UsageError naming the bad flag. Opens no
 /// file: the trace sink is attached by the caller.
 ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size);
+
+/// The sink that writes --trace (creating its folder), or null without --trace.
+std::shared_ptr<JsonlFileSink> open_trace_sink(const ClusterFlags& flags);
 
 /// The --algo value; throws UsageError listing the known names.
 Algorithm to_algorithm(const ClusterFlags& flags);

@@ -1,15 +1,16 @@
 // The `ranklab` command: results on stdout, logs on stderr, exit codes per DESIGN.md §7
 // (0 ok, 1 bad usage or input, 2 numerical check failed, 3 deadlock, 4 mismatch, 5 rank failed).
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli/cluster_flags.hpp"
 #include "cli/diff_command.hpp"
 #include "cli/explore_command.hpp"
 #include "cli/export_command.hpp"
+#include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenarios_command.hpp"
+#include "cli/schedule_command.hpp"
 #include "cli/stats_command.hpp"
 #include "traces/error.hpp"
 
@@ -34,6 +35,10 @@ int main(int argc, char** argv) {
   CLI::App& stats = add_stats_command(app, stats_flags);
   ExportFlags export_flags;
   CLI::App& export_ = add_export_command(app, export_flags);
+  ReplayFlags replay_flags;
+  CLI::App& replay = add_replay_command(app, replay_flags);
+  ScheduleFlags schedule_flags;
+  CLI::App& schedule = add_schedule_command(app, schedule_flags);
   ExploreFlags explore_flags;
   CLI::App& explore = add_explore_command(app, explore_flags);
 
@@ -49,6 +54,8 @@ int main(int argc, char** argv) {
     if (diff) return diff_command(diff_flags);
     if (stats) return stats_command(stats_flags);
     if (export_) return export_command(export_flags);
+    if (replay) return replay_command(replay_flags);
+    if (schedule) return schedule_command(schedule_flags);
     if (explore) return explore_command(explore_flags, explore);
   } catch (const ranklab::Error& e) {
     std::cerr << "ranklab: error: " << e.what() << "\n";

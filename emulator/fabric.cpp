@@ -62,7 +62,27 @@ std::shared_ptr<Operation> Fabric::new_operation(int rank, OpKind kind, const Gr
   op->rank_seq = ranks_[static_cast<std::size_t>(rank)]->next_seq++;
   op->group = &group;
   op->clock_at_post = ranks_[static_cast<std::size_t>(rank)]->lamport;
+  if (tracing_) {
+    auto& open = ranks_[static_cast<std::size_t>(rank)]->open;
+    op->in_flight = open;
+    open.push_back(op->rank_seq);
+  }
   return op;
+}
+
+void Fabric::close(const Operation& op) {
+  if (!tracing_) return;
+  auto& open = ranks_[static_cast<std::size_t>(op.rank)]->open;
+  if (const auto it = std::find(open.begin(), open.end(), op.rank_seq); it != open.end()) {
+    open.erase(it);
+  }
+}
+
+void Fabric::set_next_seq(int rank, std::uint64_t seq) {
+  Lock lock(mutex_);
+  auto& next = ranks_[static_cast<std::size_t>(rank)]->next_seq;
+  RANKLAB_CHECK(seq >= next, "rank {}: cannot number an operation {} after {}", rank, seq, next);
+  next = seq;
 }
 
 Request Fabric::isend(int rank, const Group& group, ConstBuffer data, int dst, int tag) {
@@ -218,6 +238,7 @@ void Fabric::observe(const Operation& op) {
 
 bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline, bool watchdog) {
   if (op.done.load(std::memory_order_acquire)) {
+    close(op);
     observe(op);
     return true;
   }
@@ -227,6 +248,7 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
   // so it can still unblock the others.
   const bool indefinite = watchdog;
   while (!op.done.load(std::memory_order_relaxed)) {
+    op.blocked_at_end = verdict_ != RunStatus::ok;
     throw_if_aborted(op.rank);
     me.waiting_on = &op;
     if (indefinite) {
@@ -246,9 +268,11 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
     if (timed_out && !op.done.load(std::memory_order_relaxed) && verdict_ == RunStatus::ok) {
       if (!watchdog) return false;
       declare_watchdog(op.rank, op);
+      op.blocked_at_end = true;
       std::rethrow_exception(root_cause_);  // the rank that waited gets the TimeoutError
     }
   }
+  close(op);
   observe(op);
   return true;
 }
@@ -269,6 +293,7 @@ void Fabric::check_alive(int rank) {
 }
 
 void Fabric::release(Operation& op) {
+  close(op);
   if (op.done.load(std::memory_order_acquire)) return;
   if (op.kind != OpKind::send && op.kind != OpKind::recv) {
     // The other members will write into this rank's buffers: wait for them, as
@@ -419,6 +444,8 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.bytes = e.count * size_of(e.dtype);
   e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || op.kind != OpKind::recv);
   e.hash = e.has_hash ? op.hash : 0;
+  e.in_flight = op.in_flight;
+  e.blocked = !completed && op.blocked_at_end;
   ranks_[static_cast<std::size_t>(op.rank)]->recent.push(e);
   if (options_.trace_sink) options_.trace_sink->record(e);
 }

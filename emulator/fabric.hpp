@@ -65,11 +65,18 @@ class Fabric {
   bool test(detail::Operation& op);
   /// The owner saw `op` complete: advance its Lamport clock, rethrow the op's error.
   void observe(const detail::Operation& op);
-  /// A Request handle is going away: make the operation independent of the caller's
-  /// buffers (buffer a rendezvous send, cancel a receive, wait for a collective).
+  /// A Request handle is going away: close the operation, and if it is unfinished make it
+  /// independent of the caller's buffers (buffer a rendezvous send, cancel a receive, wait
+  /// for a collective).
   void release(detail::Operation& op);
   /// Throws if the run has been aborted (deadlock, failure); called by yield().
   void check_alive(int rank);
+  /// The owner is done with `op` (waited for it, or dropped its handle): it is no longer
+  /// in flight for the trace's `in_flight` of later operations.
+  void close(const detail::Operation& op);
+  /// Replay: `rank`'s next operation gets rank_seq `seq` (>= the current one), so a replayed
+  /// trace keeps its recorded numbering, gaps included.
+  void set_next_seq(int rank, std::uint64_t seq);
 
   // Lifecycle, called by the cluster from each rank's fiber.
   void rank_finished(int rank);

@@ -85,6 +85,10 @@ void RankContext::all_reduce(const Group& group, MutableBuffer data, ReduceOp op
              CollectiveArgs{.op = OpKind::all_reduce, .reduce_op = op, .input = data, .output = data});
 }
 
+void RankContext::set_next_rank_seq(std::uint64_t rank_seq) {
+  fabric_.set_next_seq(rank_, rank_seq);
+}
+
 void RankContext::yield() {
   fabric_.check_alive(rank_);
   boost::this_fiber::properties<RankProperties>().yielding = true;

@@ -3,6 +3,7 @@
 // Communicator (collectives/), which is built on this.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -61,6 +62,10 @@ class RankContext {
 
   /// Lets other ranks run. A rank that polls with test() must yield between polls.
   void yield();
+
+  /// For replay: this rank's next operation gets `rank_seq` (at least the next number it
+  /// would get), so a replayed trace keeps its recorded numbering, gaps included.
+  void set_next_rank_seq(std::uint64_t rank_seq);
 
  private:
   /// Applies a kill or delay fault due before the next post (fault injection only).

@@ -47,6 +47,15 @@ struct TraceEvent {
   ReduceOp reduce_op = ReduceOp::sum;
   MessageId msg;
   std::uint64_t lamport = 0;
+  // Wait points (format 1.1): what replay needs to re-issue the rank's operations with the
+  // same overlap. Both depend on program order only, never on the schedule.
+  /// rank_seq of this rank's earlier operations that were posted but not yet waited for
+  /// (non-blocking calls whose handle was still open) when this one was posted, ascending.
+  /// Empty: every earlier operation had been waited for, as with blocking calls.
+  std::vector<std::uint64_t> in_flight;
+  /// Pending operations only: the rank was blocked waiting for this one when the run ended
+  /// (false: the rank had dropped its handle, or was waiting for another operation).
+  bool blocked = false;
 
   friend bool operator==(const TraceEvent&, const TraceEvent&) = default;
 };
@@ -62,7 +71,7 @@ struct TraceGroup {
 /// The first line of a trace file.
 struct TraceHeader {
   static constexpr const char* kFormat = "ranklab-trace";
-  static constexpr const char* kVersion = "1.0";
+  static constexpr const char* kVersion = "1.1";  ///< what the writer produces
 
   std::string version = kVersion;
   int world_size = 0;

@@ -103,7 +103,15 @@ void append_event(fmt::memory_buffer& out, const TraceEvent& e, std::string_view
   if (p2p && e.msg.valid()) {
     line.raw(R"(,"msg":")").number(e.msg.sender).raw(":").number(e.msg.sender_seq).raw("\"");
   }
-  line.raw(R"(,"lamport":)").number(e.lamport).raw("}");
+  line.raw(R"(,"lamport":)").number(e.lamport);
+  if (!e.in_flight.empty()) {
+    line.raw(R"(,"in_flight":[)");
+    for (std::size_t i = 0; i < e.in_flight.size(); ++i)
+      line.raw(i ? "," : "").number(e.in_flight[i]);
+    line.raw("]");
+  }
+  if (e.blocked) line.raw(R"(,"blocked":true)");
+  line.raw("}");
 }
 
 /// The message of the last failed system call, e.g. "No such file or directory".

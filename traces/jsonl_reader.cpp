@@ -176,6 +176,7 @@ class EventParser {
       parse_collective(line, event);
     }
     event.lamport = as_unsigned(require_field(line, "lamport"), "lamport");
+    parse_wait_points(line, event);
     return event;
   }
 
@@ -248,6 +249,31 @@ class EventParser {
       event.reduce_op = as_enum(require_field(line, "reduce_op"), "reduce_op", parse_reduce_op);
     } else {
       reject_fields(line, event.op, {"reduce_op"});
+    }
+  }
+
+  /// `in_flight` and `blocked` (format 1.1): optional, absent in 1.0 traces.
+  static void parse_wait_points(const json& line, TraceEvent& event) {
+    if (const json* in_flight = find_field(line, "in_flight")) {
+      for (const json& entry : as_array(*in_flight, "in_flight")) {
+        const std::uint64_t seq = as_unsigned(entry, "in_flight");
+        if (seq >= event.rank_seq) {
+          fail("in_flight lists rank_seq {}, not earlier than this operation's {}", seq,
+               event.rank_seq);
+        }
+        if (!event.in_flight.empty() && seq <= event.in_flight.back()) {
+          fail("in_flight must be strictly increasing ({} after {})", seq, event.in_flight.back());
+        }
+        event.in_flight.push_back(seq);
+      }
+    }
+    if (const json* blocked = find_field(line, "blocked")) {
+      if (!blocked->is_boolean())
+        fail("field 'blocked' must be true or false, got {}", describe(*blocked));
+      event.blocked = blocked->get<bool>();
+      if (event.blocked && event.status != OpStatus::pending) {
+        fail("field 'blocked' applies only to pending operations");
+      }
     }
   }
 

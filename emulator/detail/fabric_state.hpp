@@ -25,6 +25,9 @@ struct RankSlot {
   const Operation* waiting_on = nullptr;  ///< while blocked
   boost::fibers::condition_variable wakeup;
   std::vector<std::int64_t> coll_seq;  ///< next collective index, by group id
+  /// rank_seq of operations posted but not yet waited for or released (when tracing): the
+  /// next operation's `in_flight`. Touched only by the owner's fiber.
+  std::vector<std::uint64_t> open;
   RecentEvents recent;
   std::string error;                   ///< what() of the exception that ended the rank
 };

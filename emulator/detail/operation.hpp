@@ -50,6 +50,10 @@ struct Operation {
   /// the program, not on which rank the scheduler ran first.
   std::uint64_t clock_at_post = 0;
   std::uint64_t lamport = 0;
+
+  // Wait points, for the trace (FORMAT.md, `in_flight` and `blocked`); kept when tracing.
+  std::vector<std::uint64_t> in_flight;  ///< the owner's open operations when this one was posted
+  bool blocked_at_end = false;           ///< the owner was waiting for it when the run was aborted
 };
 
 }  // namespace ranklab::detail

@@ -56,7 +56,7 @@ TEST(RoundTripTest, HeaderLineIsExact) {
   trace.header.groups = {{"world", {0, 1}}, {"pp[1,0]", {1, 0}}};
   trace.header.config = {{"seed", 3}, {"policy", "rank-order"}};
   trace.ranks.resize(2);
-  EXPECT_EQ(to_text(trace), R"({"format":"ranklab-trace","version":"1.0","world_size":2,"groups":[)"
+  EXPECT_EQ(to_text(trace), R"({"format":"ranklab-trace","version":"1.1","world_size":2,"groups":[)"
                             R"({"name":"world","ranks":[0,1]},{"name":"pp[1,0]","ranks":[1,0]}],)"
                             R"("config":{"policy":"rank-order","seed":3}})"
                             "\n");
@@ -76,10 +76,27 @@ TEST(RoundTripTest, EventLinesAreExact) {
             R"("lamport":5})");
   EXPECT_EQ(format_event(trace.ranks[0][10], header),
             R"({"rank":0,"rank_seq":10,"op":"recv","status":"pending","group":"world","tag":9,)"
-            R"("dtype":"f32","count":4,"bytes":16,"lamport":11})");
+            R"("dtype":"f32","count":4,"bytes":16,"lamport":11,"in_flight":[2,8],"blocked":true})");
   EXPECT_EQ(format_event(trace.ranks[0][9], header),
             R"({"rank":0,"rank_seq":9,"op":"barrier","group":"world","dtype":"u8","count":0,)"
             R"("bytes":0,"coll_seq":6,"lamport":11})");
+}
+
+//! A 1.0 trace (no wait points) reads, keeps its version, and writes back byte for byte.
+TEST(RoundTripTest, VersionOneZeroStillReads) {
+  Trace trace = sample_trace();
+  trace.header.version = "1.0";
+  for (auto& events : trace.ranks) {
+    for (TraceEvent& event : events) {
+      event.in_flight.clear();
+      event.blocked = false;
+    }
+  }
+  const std::string text = to_text(trace);
+  EXPECT_NE(text.find(R"("version":"1.0")"), std::string::npos);
+  EXPECT_EQ(text.find("in_flight"), std::string::npos);
+  EXPECT_EQ(from_text(text), trace);
+  EXPECT_EQ(to_text(from_text(text)), text);
 }
 
 //! Group names are JSON-escaped, and survive the round trip.

@@ -91,6 +91,8 @@ inline Trace sample_trace() {
   r0.push_back(collective_event(K::barrier, 0, 9, 0, 6, DataType::u8, 0, 11));
   TraceEvent any_source = p2p_event(K::recv, 0, 10, kNoRank, 9, {}, 11);
   any_source.status = OpStatus::pending;
+  any_source.in_flight = {2, 8};  // format 1.1 wait points
+  any_source.blocked = true;
   any_source.has_hash = false;  // nothing received yet
   any_source.hash = 0;
   r0.push_back(any_source);

@@ -17,9 +17,7 @@ namespace {
 using tools_testing::CommandResult;
 using tools_testing::shell_quoted;
 
-CommandResult ranklab(const std::string& args) {
-  return tools_testing::run_command(std::string("'") + RANKLAB_BINARY + "' " + args);
-}
+CommandResult ranklab(const std::string& args) { return tools_testing::run_ranklab(args); }
 
 std::string example(const std::string& name) {
   return shell_quoted(tools_testing::examples_dir() / name);

@@ -41,6 +41,13 @@ inline CommandResult run_command(const std::string& command) {
   return result;
 }
 
+#ifdef RANKLAB_BINARY
+/// Runs the `ranklab` command under test with `args` (already quoted for /bin/sh).
+inline CommandResult run_ranklab(const std::string& args) {
+  return run_command(std::string("'") + RANKLAB_BINARY + "' " + args);
+}
+#endif
+
 /// `path` quoted for /bin/sh.
 inline std::string shell_quoted(const std::filesystem::path& path) {
   return "'" + path.string() + "'";

@@ -1,0 +1,189 @@
+// Replay speed (issue 5 §1: floor 1 M events/s on a trace of at least 1 M events).
+//
+// Each benchmark records ONE real trace first (outside the timing: a Cluster runs the
+// program with a MemorySink), then every iteration replays it with replay_trace: a fresh
+// cluster re-issues all operations with synthetic payloads and checks each against the
+// recording. The time is the whole replay_trace call (start-up, run, comparison); the
+// counter `events_per_s` is recorded operations / time, the figure the floor is about.
+//
+// Traces (all 8 ranks unless said, 1,048,576+ events):
+//   ring      every rank: isend to the next, blocking recv from the previous, wait;
+//             2 events per rank per lap (1 float per message)
+//   exchange  pairs of ranks swap 1 float with blocking send/recv (even ranks send first)
+//   allreduce a native all_reduce of 1 float per step (1 event per rank per step)
+//   mixed     ring laps, then an all_reduce every 8 laps, with `--algo ring` every 64
+// Arguments: threads (the replay cluster's worker threads). Counters: events_per_s (real
+// time) and events_per_cpu_s (CPU time of the whole process, all threads).
+//
+//   replay_bench --benchmark_repetitions=5 --benchmark_display_aggregates_only=true
+//   bench/summarize.py out.json       (the counter column is events_per_s)
+//
+// A 1 M-event file is also read from disk (BM_ReadTrace) so the whole `ranklab replay`
+// path is known: reading JSON Lines costs more than replaying them.
+#include <benchmark/benchmark.h>
+#include <time.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "emulator/cluster.hpp"
+#include "emulator/replay.hpp"
+#include "traces/jsonl.hpp"
+#include "traces/sink.hpp"
+
+namespace ranklab::bench {
+namespace {
+
+constexpr int kWorld = 8;
+constexpr std::uint64_t kMinEvents = std::uint64_t{1} << 20;
+
+using Program = std::function<void(Communicator&, int steps)>;
+
+std::uint64_t event_count(const Trace& trace) {
+  std::uint64_t n = 0;
+  for (const auto& events : trace.ranks) n += events.size();
+  return n;
+}
+
+/// Records `program` with `steps` steps per rank; aborts the benchmark binary if it fails.
+Trace record(const Program& program, int steps) {
+  ClusterOptions options;
+  options.world_size = kWorld;
+  auto sink = std::make_shared<MemorySink>();
+  options.trace_sink = sink;
+  Cluster cluster(options);
+  const RunReport report = cluster.run([&](RankContext& context) {
+    Communicator comm(context);
+    program(comm, steps);
+  });
+  if (!report.ok()) throw std::runtime_error("recording failed: " + report.summary);
+  return sink->trace();
+}
+
+void ring(Communicator& comm, int steps) {
+  const int me = comm.rank(), n = comm.size();
+  float out = 1.0f, in = 0.0f;
+  for (int i = 0; i < steps; ++i) {
+    Work sent = comm.isend(std::span<const float>(&out, 1), (me + 1) % n, 7);
+    comm.recv(std::span<float>(&in, 1), (me + n - 1) % n, 7);
+    sent.wait();
+  }
+}
+
+void exchange(Communicator& comm, int steps) {
+  const int me = comm.rank();
+  const int peer = me ^ 1;
+  float value = 1.0f;
+  for (int i = 0; i < steps; ++i) {
+    if (me % 2 == 0) {
+      comm.send(std::span<const float>(&value, 1), peer, 1);
+      comm.recv(std::span<float>(&value, 1), peer, 1);
+    } else {
+      comm.recv(std::span<float>(&value, 1), peer, 1);
+      comm.send(std::span<const float>(&value, 1), peer, 1);
+    }
+  }
+}
+
+void allreduce(Communicator& comm, int steps) {
+  float value = 1.0f;
+  for (int i = 0; i < steps; ++i) comm.all_reduce(std::span<float>(&value, 1));
+}
+
+void mixed(Communicator& comm, int steps) {
+  float value[8] = {};
+  for (int i = 0; i < steps; ++i) {
+    ring(comm, 1);
+    if (i % 8 == 7) comm.all_reduce(std::span<float>(value, 8));
+    if (i % 64 == 63) comm.all_reduce(std::span<float>(value, 8), {.algorithm = Algorithm::ring});
+  }
+}
+
+/// The recorded traces, made once per process. Steps are chosen so each holds >= 1 M events.
+const Trace& trace_of(const std::string& name) {
+  static std::map<std::string, Trace> traces;
+  if (const auto it = traces.find(name); it != traces.end()) return it->second;
+  Trace trace;
+  if (name == "ring") trace = record(ring, kMinEvents / (2 * kWorld));
+  if (name == "exchange") trace = record(exchange, kMinEvents / (2 * kWorld));
+  if (name == "allreduce") trace = record(allreduce, kMinEvents / kWorld);
+  if (name == "mixed") trace = record(mixed, kMinEvents / (2 * kWorld));
+  return traces.emplace(name, std::move(trace)).first->second;
+}
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+void replay_benchmark(benchmark::State& state, const std::string& name) {
+  const Trace& trace = trace_of(name);
+  const std::uint64_t events = event_count(trace);
+  ReplayOptions options;
+  options.cluster.threads = static_cast<int>(state.range(0));
+  const double cpu_start = process_cpu_seconds();
+  for (auto _ : state) {
+    const ReplayReport report = replay_trace(trace, options);
+    if (!report.reproduced() || !report.run.ok()) {
+      state.SkipWithError(("replay did not reproduce: " + report.run.summary).c_str());
+      break;
+    }
+  }
+  const double replayed = static_cast<double>(events) * static_cast<double>(state.iterations());
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["events_per_s"] = benchmark::Counter(replayed, benchmark::Counter::kIsRate);
+  // Per second of CPU of the whole process (every worker thread): what an idle machine
+  // would approach, since the shared build machine's load inflates real time.
+  state.counters["events_per_cpu_s"] = replayed / (process_cpu_seconds() - cpu_start);
+}
+
+void BM_ReplayRing(benchmark::State& state) { replay_benchmark(state, "ring"); }
+void BM_ReplayExchange(benchmark::State& state) { replay_benchmark(state, "exchange"); }
+void BM_ReplayAllReduce(benchmark::State& state) { replay_benchmark(state, "allreduce"); }
+void BM_ReplayMixed(benchmark::State& state) { replay_benchmark(state, "mixed"); }
+
+/// Reading the ring trace back from its JSON Lines text (in memory, so no disk in it).
+void BM_ReadTrace(benchmark::State& state) {
+  std::ostringstream out;
+  write_trace(out, trace_of("ring"));
+  const std::string text = out.str();
+  const std::uint64_t events = event_count(trace_of("ring"));
+  for (auto _ : state) {
+    std::istringstream in(text);
+    benchmark::DoNotOptimize(read_trace(in, "ring.jsonl"));
+  }
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+  state.counters["MiB"] = static_cast<double>(text.size()) / (1024.0 * 1024.0);
+}
+
+// threads 2 is left out: with two worker threads every hand-off costs milliseconds (Boost
+// 1.74's spinning, RESULTS.md finding 6), so a 1 M-event replay takes minutes.
+BENCHMARK(BM_ReplayRing)->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReplayExchange)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_ReplayAllReduce)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_ReplayMixed)->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReadTrace)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace ranklab::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,27 @@
+// `ranklab replay TRACE`: re-issue a recorded trace's operations on the fabric and say
+// whether each rank's sequence and every message match reproduce (emulator/replay.hpp).
+// Exit 0 reproduced, 2 not reproduced, 3/4/5 when the replayed run deadlocked, mismatched
+// or failed (a recorded deadlock replays into exit 3), 1 bad usage or input.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/cluster_flags.hpp"
+
+namespace ranklab::cli {
+
+struct ReplayFlags {
+  std::string trace;
+  std::string format = "ranklab";
+  bool json = false;
+  ClusterFlags cluster;
+};
+
+/// Registers the subcommand; `flags` must outlive parsing.
+CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags);
+
+/// Replays the trace and prints the report; returns the exit code.
+int replay_command(const ReplayFlags& flags);
+
+}  // namespace ranklab::cli

@@ -1,0 +1,35 @@
+// `ranklab schedule`: a pipeline schedule as a table (issue 6 §2): each stage's compute
+// order, its steps side by side, the messages per stage, and the validator's verdict (the
+// static checks and a dry run on the emulator under rendezvous sends).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <string>
+
+#include "model/schedule.hpp"
+#include "model/schedule_validator.hpp"
+
+namespace ranklab::cli {
+
+struct ScheduleFlags {
+  std::string schedule = "seed";
+  int pp = 2;
+  int microbatches = 1;
+  int virtual_stages = 1;
+};
+
+/// Registers the subcommand; `flags` must outlive parsing.
+CLI::App& add_schedule_command(CLI::App& app, ScheduleFlags& flags);
+
+/// Prints the schedule and its verdict; returns the verdict's exit code (0 valid, 1
+/// invalid, 3 deadlock, 4 mismatch). Throws UsageError for bad flags.
+int schedule_command(const ScheduleFlags& flags);
+
+/// The table: compute order per stage, then one row per step index with a column per stage.
+void print_schedule(std::ostream& out, const Schedule& schedule);
+
+/// Messages per stage, and the verdict, one line each.
+void print_verdict(std::ostream& out, const Schedule& schedule, const ScheduleVerdict& verdict);
+
+}  // namespace ranklab::cli

@@ -1,0 +1,265 @@
+// Replay: the plan (validated buffers and groups), each rank's driver, and the run.
+// replay.hpp describes what is re-issued and checked; the report's text is replay_report.cpp.
+#include "emulator/replay.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <boost/fiber/mutex.hpp>
+#include <limits>
+#include <mutex>
+#include <set>
+
+#include "emulator/cluster.hpp"
+#include "emulator/detail/replay_checker.hpp"
+#include "emulator/errors.hpp"
+#include "emulator/rank.hpp"
+#include "traces/event_text.hpp"
+#include "traces/hash.hpp"
+#include "traces/stats.hpp"
+
+namespace ranklab {
+namespace {
+
+bool takes_root(OpKind op) {
+  return op == OpKind::broadcast || op == OpKind::reduce || op == OpKind::gather ||
+         op == OpKind::scatter;
+}
+
+/// Elements one operation reads (`input`) and writes (`output`), from FORMAT.md's per-rank
+/// unit: one unit, or one per member of the group of `n` where the operation gathers or
+/// scatters (at the root only, for gather and scatter).
+struct BufferCounts {
+  std::uint64_t input = 0;
+  std::uint64_t output = 0;
+};
+
+BufferCounts buffer_counts(OpKind op, std::uint64_t unit, std::uint64_t n, bool root) {
+  switch (op) {
+    case OpKind::send: return {unit, 0};
+    case OpKind::recv: return {0, unit};
+    case OpKind::barrier: return {0, 0};
+    case OpKind::all_reduce:
+    case OpKind::broadcast:
+    case OpKind::reduce: return {unit, unit};
+    case OpKind::all_gather: return {unit, unit * n};
+    case OpKind::gather: return {unit, root ? unit * n : 0};
+    case OpKind::reduce_scatter: return {unit * n, unit};
+    case OpKind::scatter: return {root ? unit * n : 0, unit};
+    case OpKind::all_to_all: return {unit * n, unit * n};
+  }
+  return {};
+}
+
+[[noreturn]] void unreplayable(const TraceEvent& e, std::string_view why) {
+  throw TraceError(fmt::format("rank {} op #{} ({}): cannot replay: {}", e.rank, e.rank_seq,
+                               to_string(e.op), why));
+}
+
+/// The bytes of buffer_counts, refused above `limit` (a hand-made trace may claim 2^48).
+BufferCounts buffer_bytes(const TraceEvent& e, const TraceHeader& header, std::uint64_t limit) {
+  const auto n = static_cast<std::uint64_t>(header.groups[e.group].ranks.size());
+  if (e.bytes > limit || (n > 0 && e.bytes > limit / n)) {
+    unreplayable(e, fmt::format("its buffers exceed the replay limit of {} bytes", limit));
+  }
+  return buffer_counts(e.op, e.bytes, n, e.root == e.rank);
+}
+
+/// The trace's groups, created on the replayed fabric in header order so that replayed
+/// group ids are the header's indices. Whoever needs group g first creates 1..g.
+class GroupTable {
+ public:
+  explicit GroupTable(const TraceHeader& header) : header_(header), groups_(header.groups.size()) {
+    std::set<std::string> names;
+    for (std::size_t g = 1; g < header.groups.size(); ++g) {
+      const std::string& name = header.groups[g].name;
+      if (!names.insert(Group::make_name(kind(g), header.groups[g].ranks)).second) {
+        throw TraceError(fmt::format(
+            "group '{}' cannot be re-created apart from an earlier group with the same kind and "
+            "ranks",
+            name));
+      }
+    }
+  }
+
+  const Group& get(RankContext& context, std::uint32_t g) {
+    if (g < created_.load(std::memory_order_acquire)) return *groups_[g];
+    std::lock_guard lock(mutex_);
+    for (std::size_t next = created_.load(std::memory_order_relaxed); next <= g; ++next) {
+      groups_[next] =
+          next == 0 ? &context.world() : &context.new_group(kind(next), header_.groups[next].ranks);
+      created_.store(next + 1, std::memory_order_release);
+    }
+    return *groups_[g];
+  }
+
+ private:
+  /// `tp[0,1]` -> `tp`, as the fabric names groups `KIND[ranks]`.
+  std::string_view kind(std::size_t g) const { return group_kind(header_.groups[g].name); }
+
+  const TraceHeader& header_;
+  boost::fibers::mutex mutex_;  // creating a group may suspend the fiber: no std::mutex here
+  std::vector<const Group*> groups_;
+  std::atomic<std::size_t> created_{0};
+};
+
+/// Everything the ranks share, validated before the run starts.
+struct ReplayPlan {
+  const Trace& trace;
+  bool wait_points = false;
+  std::vector<std::byte> zeros;              ///< every payload: read-only, shared
+  std::vector<std::uint64_t> scratch_bytes;  ///< per rank: its largest output buffer
+  GroupTable groups;
+
+  ReplayPlan(const Trace& t, std::uint64_t limit)
+      : trace(t), scratch_bytes(t.ranks.size(), 0), groups(t.header) {
+    const TraceHeader& header = trace.header;
+    const std::string_view version = header.version;
+    wait_points = version != "1.0" && version.starts_with("1.");
+    std::uint64_t input = 0;
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+      for (const TraceEvent& e : trace.ranks[r]) {
+        if (e.op == OpKind::send && e.tag < 0) unreplayable(e, "a send's tag must be >= 0");
+        if (e.op == OpKind::recv && e.tag < 0 && e.tag != kAnyTag) {
+          unreplayable(e, fmt::format("receive tag {}", e.tag));
+        }
+        if (e.op == OpKind::send && e.peer == kNoRank) unreplayable(e, "a send needs a peer");
+        if (takes_root(e.op) && e.root == kNoRank)
+          unreplayable(e, "a rooted collective needs a root");
+        const BufferCounts need = buffer_bytes(e, header, limit);
+        input = std::max(input, need.input);
+        scratch_bytes[r] = std::max(scratch_bytes[r], need.output);
+      }
+    }
+    zeros.assign(static_cast<std::size_t>(input), std::byte{0});
+  }
+};
+
+/// One operation re-issued as recorded, with zeros as its payload.
+Request post(RankContext& context, const TraceEvent& e, ReplayPlan& plan,
+             std::vector<std::byte>& scratch) {
+  const Group& group = plan.groups.get(context, e.group);
+  const auto n = static_cast<std::size_t>(group.size());
+  const std::size_t unit = static_cast<std::size_t>(e.count);
+  if (e.op == OpKind::send) {
+    return context.isend(group, {plan.zeros.data(), unit, e.dtype}, group.group_rank(e.peer),
+                         e.tag);
+  }
+  if (e.op == OpKind::recv) {
+    // Forced to the recorded source: a receive from any source took this one when recorded.
+    const int source = e.peer == kNoRank ? kAnySource : group.group_rank(e.peer);
+    return context.irecv(group, {scratch.data(), unit, e.dtype}, source, e.tag);
+  }
+  const BufferCounts counts = buffer_counts(e.op, unit, n, e.root == e.rank);
+  const CollectiveArgs args{.op = e.op,
+                            .reduce_op = e.reduce_op,
+                            .root = e.root == kNoRank ? kNoRank : group.group_rank(e.root),
+                            .input = {plan.zeros.data(), counts.input, e.dtype},
+                            .output = {scratch.data(), counts.output, e.dtype}};
+  return context.icollective(group, args);
+}
+
+/// An operation the rank has posted and not yet waited for or dropped.
+struct OpenOperation {
+  const TraceEvent* recorded = nullptr;
+  Request request;
+};
+
+/// Done with `op` as the recording was: a pending operation was dropped, not waited for.
+void close(OpenOperation& op) {
+  if (op.recorded->status == OpStatus::pending) {
+    op.request = Request();
+  } else {
+    op.request.wait();
+  }
+}
+
+/// Closes, in rank_seq order, every open operation that `next` does not list as in flight.
+void close_before(std::vector<OpenOperation>& open, const TraceEvent& next) {
+  const auto& keep = next.in_flight;  // ascending, as open is
+  std::size_t kept = 0;
+  auto k = keep.begin();
+  for (auto& op : open) {
+    const std::uint64_t seq = op.recorded->rank_seq;
+    while (k != keep.end() && *k < seq) ++k;
+    if (k != keep.end() && *k == seq) {
+      open[kept++] = std::move(op);
+    } else {
+      close(op);
+    }
+  }
+  open.resize(kept);
+}
+
+/// The rank's end: wait for what completed when recorded, drop what the recording dropped,
+/// and last block on the operation it was blocked on (with no wait points: every pending one).
+void close_at_end(std::vector<OpenOperation>& open, bool wait_points) {
+  std::vector<OpenOperation*> blocked;
+  for (auto& op : open) {
+    const TraceEvent& e = *op.recorded;
+    if (e.status == OpStatus::pending && (e.blocked || !wait_points)) {
+      blocked.push_back(&op);
+    } else {
+      close(op);
+    }
+  }
+  for (OpenOperation* op : blocked) op->request.wait();
+  open.clear();
+}
+
+void replay_rank(RankContext& context, ReplayPlan& plan) {
+  const auto& events = plan.trace.ranks[static_cast<std::size_t>(context.rank())];
+  std::vector<std::byte> scratch(
+      static_cast<std::size_t>(plan.scratch_bytes[static_cast<std::size_t>(context.rank())]));
+  std::vector<OpenOperation> open;
+  std::uint64_t next_seq = 0;
+  for (const TraceEvent& e : events) {
+    close_before(open, e);
+    if (e.rank_seq != next_seq) context.set_next_rank_seq(e.rank_seq);
+    open.push_back({&e, post(context, e, plan, scratch)});
+    next_seq = e.rank_seq + 1;
+  }
+  close_at_end(open, plan.wait_points);
+}
+
+/// The trace's own consistency: each message's send and receive hashes, where both exist.
+void check_recorded_hashes(const Trace& trace, const MessageLinks& links, ReplayReport& report) {
+  for (const MessageLink& link : links.links) {
+    const auto& send = trace.ranks[static_cast<std::size_t>(link.send.rank)][link.send.index];
+    const auto& recv = trace.ranks[static_cast<std::size_t>(link.recv.rank)][link.recv.index];
+    if (!send.has_hash || !recv.has_hash) continue;
+    ++report.hashes_checked;
+    if (send.hash == recv.hash) continue;
+    if (report.hash_mismatches++ == 0) {
+      report.first_hash_mismatch = fmt::format(
+          "rank {} op #{} received hash {} for message {}:{}, whose send has hash {}", recv.rank,
+          recv.rank_seq, format_hash(recv.hash), send.rank, send.rank_seq, format_hash(send.hash));
+    }
+  }
+}
+
+}  // namespace
+
+ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
+  ReplayPlan plan(trace, options.max_buffer_bytes);
+  ReplayReport report;
+  report.world_size = trace.header.world_size;
+  report.wait_points = plan.wait_points;
+  for (const auto& events : trace.ranks) report.recorded_operations += events.size();
+  const MessageLinks links = link_messages(trace);
+  report.recorded_messages = links.links.size();
+  check_recorded_hashes(trace, links, report);
+
+  auto checker = std::make_shared<detail::ReplayChecker>(trace, links, options.cluster.trace_sink);
+  ClusterOptions cluster = options.cluster;
+  cluster.world_size = trace.header.world_size;
+  cluster.trace_sink = checker;
+  if (!cluster.trace_config.contains("program")) cluster.trace_config["program"] = "replay";
+  Cluster replay_cluster(cluster);
+  const auto start = std::chrono::steady_clock::now();
+  report.run = replay_cluster.run([&plan](RankContext& context) { replay_rank(context, plan); });
+  report.elapsed = std::chrono::steady_clock::now() - start;
+  checker->summarize(report);
+  return report;
+}
+
+}  // namespace ranklab

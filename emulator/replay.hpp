@@ -1,0 +1,97 @@
+// `ranklab replay`: a recorded trace drives the fabric. Each rank re-issues its recorded
+// operations, in order, with synthetic payloads of the recorded sizes, under any scheduling
+// policy, thread count and send mode; then every replayed operation is compared with the
+// recorded one.
+//
+// How each operation is re-issued:
+// - send: to the recorded peer and tag. recv: from the recorded peer (the matched source:
+//   a receive from any source is forced to the source it matched when recorded) and tag; a
+//   pending receive that never matched keeps its wildcards. Collectives: the recorded op,
+//   count, dtype, root and reduce op. Payloads are zeros; receives land in a scratch buffer.
+// - Wait points come from the trace (format 1.1, `in_flight`): before posting operation X
+//   the rank waits for every earlier operation not in X's `in_flight`, in rank_seq order,
+//   so isend/irecv overlap exactly as recorded. An operation the trace shows pending was
+//   never waited for when later ones follow (its handle was dropped): replay drops it too.
+//   At the end the rank waits for what is still open, and blocks on the operation the
+//   trace marks `blocked`, as the recording did. A 1.0 trace has no wait points: every
+//   operation is waited for before the next (blocking calls), pending ones included.
+// - Each operation keeps its recorded rank_seq, so message ids, reports ("op #4") and the
+//   replayed trace use the recorded numbers, even where a hand-edited trace has gaps.
+//
+// What is checked: each replayed operation against the recorded one (every field diff
+// compares, except the hash: payloads are synthetic), which covers each rank's sequence
+// and every send -> receive match (the receive's `msg`); operations the replay never
+// issued (it stopped earlier, e.g. deadlocked); and, in the trace itself, that each
+// message's recorded send and receive hashes agree. A deadlock, mismatch or failure of the
+// replay is reported as `ranklab run` reports it.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "emulator/options.hpp"
+#include "emulator/report.hpp"
+#include "traces/event.hpp"
+
+namespace ranklab {
+
+struct ReplayOptions {
+  /// Policy, threads, send mode, timeout, stack size. world_size is the trace's. A trace
+  /// sink here receives the replayed trace (recorded numbering, no payload hashes).
+  ClusterOptions cluster;
+  /// The largest single buffer replay allocates: a hand-made trace may claim 2^48 elements.
+  std::uint64_t max_buffer_bytes = std::uint64_t{1} << 30;
+};
+
+/// The first operation of one rank where the replay differs from the recording.
+struct ReplayDivergence {
+  int rank = 0;
+  std::uint64_t rank_seq = 0;
+  std::string recorded;                  ///< the recorded operation, as `ranklab diff` prints it
+  std::string replayed;                  ///< the replayed one, or why it was never issued
+  std::vector<std::string_view> fields;  ///< what differs; empty when never issued
+};
+
+/// What a replay did and whether it reproduced the recording.
+struct ReplayReport {
+  RunReport run;  ///< how the replayed run ended (deadlock report and all)
+  int world_size = 0;
+  std::uint64_t recorded_operations = 0;
+  std::uint64_t replayed_operations = 0;      ///< issued by the replay
+  std::uint64_t diverging_operations = 0;     ///< replayed differently, or never issued
+  std::vector<ReplayDivergence> divergences;  ///< the first per diverging rank, by rank
+  std::uint64_t recorded_messages = 0;        ///< completed receives whose send is in the trace
+  std::uint64_t reproduced_messages = 0;      ///< of those, matched to the same send in the replay
+  std::uint64_t hashes_checked = 0;           ///< recorded messages with a hash on both sides
+  std::uint64_t hash_mismatches = 0;          ///< of those, send and receive hashes that disagree
+  std::string first_hash_mismatch;            ///< "rank 1 op #3 ..." for the report
+  bool wait_points = false;                   ///< the trace had them (format >= 1.1)
+  std::chrono::nanoseconds elapsed{0};        ///< wall time of the replayed run
+
+  /// Every operation replayed as recorded and every recorded hash pair agrees.
+  bool reproduced() const { return diverging_operations == 0 && hash_mismatches == 0; }
+};
+
+/// Replays `trace`. Throws TraceError if the trace cannot be replayed at all (a buffer over
+/// options.max_buffer_bytes, a send with a negative tag); everything that happens while
+/// replaying is in the report.
+ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options);
+
+/// The report as `ranklab replay` prints it; `name` is the trace's file name.
+std::string format_replay(const ReplayReport& report, std::string_view name);
+
+/// The report as JSON (`ranklab replay --json`).
+nlohmann::json replay_to_json(const ReplayReport& report, std::string_view name);
+
+/// The exit code: the replayed run's (3 deadlock, 4 mismatch, 5 a rank failed) when it did
+/// not end ok, else 0 if it reproduced the recording and kExitNotReproduced if not.
+int replay_exit_code(const ReplayReport& report);
+inline constexpr int kExitNotReproduced = 2;
+
+}  // namespace ranklab

@@ -1,0 +1,102 @@
+// What `ranklab replay` prints: the verdict on the recording, then the replayed run's own
+// report (a deadlock's analysis, as `ranklab run` prints it).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iterator>
+
+#include "emulator/replay.hpp"
+
+namespace ranklab {
+namespace {
+
+double events_per_second(const ReplayReport& report) {
+  const double seconds = std::chrono::duration<double>(report.elapsed).count();
+  return seconds > 0 ? static_cast<double>(report.replayed_operations) / seconds : 0.0;
+}
+
+std::string verdict(const ReplayReport& report) {
+  if (report.reproduced()) {
+    return fmt::format("reproduced: all {} operations and {} messages as recorded",
+                       report.recorded_operations, report.recorded_messages);
+  }
+  return fmt::format(
+      "not reproduced: {} of {} operations differ or were never issued, on {} of "
+      "{} ranks{}",
+      report.diverging_operations, report.recorded_operations, report.divergences.size(),
+      report.world_size,
+      report.hash_mismatches
+          ? fmt::format("; {} recorded hash pairs disagree", report.hash_mismatches)
+          : "");
+}
+
+}  // namespace
+
+std::string format_replay(const ReplayReport& report, std::string_view name) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "replay of {}: {} ranks\n", name, report.world_size);
+  fmt::format_to(it, "operations: {} of {} re-issued; {} differ or were never issued\n",
+                 report.replayed_operations, report.recorded_operations,
+                 report.diverging_operations);
+  fmt::format_to(it, "messages: {} of {} matched the recorded send\n", report.reproduced_messages,
+                 report.recorded_messages);
+  fmt::format_to(it, "recorded hashes: {} messages with both hashes, {} disagree{}\n",
+                 report.hashes_checked, report.hash_mismatches,
+                 report.first_hash_mismatch.empty() ? "" : " (" + report.first_hash_mismatch + ")");
+  if (!report.wait_points) {
+    out +=
+        "note: the trace has no wait points (format 1.0): every operation was waited for "
+        "before the next\n";
+  }
+  if (!report.divergences.empty()) {
+    out += "\ndivergences (the first of each rank):\n";
+    for (const ReplayDivergence& d : report.divergences) {
+      fmt::format_to(it, "  rank {} op #{}\n    recorded: {}\n    replayed: {}\n", d.rank,
+                     d.rank_seq, d.recorded, d.replayed);
+      if (!d.fields.empty()) fmt::format_to(it, "    differs in: {}\n", fmt::join(d.fields, " "));
+    }
+  }
+  if (!report.run.ok()) out += "\n" + report.run.details + "\n";
+  fmt::format_to(it, "time: {:.3f} ms for the replay ({:.0f} operations/s)\n",
+                 std::chrono::duration<double, std::milli>(report.elapsed).count(),
+                 events_per_second(report));
+  fmt::format_to(it, "result: {}; run: {}\n", verdict(report), report.run.summary);
+  return out;
+}
+
+nlohmann::json replay_to_json(const ReplayReport& report, std::string_view name) {
+  nlohmann::json divergences = nlohmann::json::array();
+  for (const ReplayDivergence& d : report.divergences) {
+    divergences.push_back({{"rank", d.rank},
+                           {"rank_seq", d.rank_seq},
+                           {"recorded", d.recorded},
+                           {"replayed", d.replayed},
+                           {"fields", d.fields}});
+  }
+  return {{"trace", name},
+          {"world_size", report.world_size},
+          {"reproduced", report.reproduced()},
+          {"recorded_operations", report.recorded_operations},
+          {"replayed_operations", report.replayed_operations},
+          {"diverging_operations", report.diverging_operations},
+          {"recorded_messages", report.recorded_messages},
+          {"reproduced_messages", report.reproduced_messages},
+          {"hashes_checked", report.hashes_checked},
+          {"hash_mismatches", report.hash_mismatches},
+          {"wait_points", report.wait_points},
+          {"divergences", divergences},
+          {"run",
+           {{"status", to_string(report.run.status)},
+            {"summary", report.run.summary},
+            {"details", report.run.details}}},
+          {"elapsed_ms", std::chrono::duration<double, std::milli>(report.elapsed).count()},
+          {"operations_per_second", events_per_second(report)}};
+}
+
+int replay_exit_code(const ReplayReport& report) {
+  if (!report.run.ok()) return exit_code(report.run.status);
+  return report.reproduced() ? 0 : kExitNotReproduced;
+}
+
+}  // namespace ranklab

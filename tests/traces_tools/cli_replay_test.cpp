@@ -1,0 +1,141 @@
+// `ranklab replay` end to end: fresh recordings replayed under other policies, threads and
+// send modes; the shipped deadlock example; a receive deleted from the file by hand; exit
+// codes and one-line errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/temp_dir.hpp"
+#include "tests/traces_tools/run_command.hpp"
+#include "tests/traces_tools/tools_support.hpp"
+
+namespace ranklab {
+namespace {
+
+using tools_testing::CommandResult;
+using tools_testing::shell_quoted;
+
+CommandResult ranklab(const std::string& args) { return tools_testing::run_ranklab(args); }
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class CliReplayTest : public ::testing::Test {
+ protected:
+  std::string record(const std::string& name, const std::string& args, int expected_exit = 0) {
+    const std::string path = shell_quoted(dir_ / name);
+    const CommandResult run = ranklab("run " + args + " --trace " + path);
+    EXPECT_EQ(run.exit_code, expected_exit) << run.out << run.err;
+    return path;
+  }
+  testing::TempDir dir_{"ranklab_cli_replay"};
+};
+
+//! A fresh recording of the seed's step and of a ring all_reduce replay, reproduced, under
+//! other policies, thread counts and send modes (exit 0).
+TEST_F(CliReplayTest, FreshRecordingsReproduceUnderAnyPolicy) {
+  const std::vector<std::string> traces = {
+      record("seed.jsonl", ""), record("ring.jsonl", "--scenario allreduce --algo ring --world 5"),
+      record("wild.jsonl", "--scenario wildcard-race --policy random:4")};
+  for (const std::string& trace : traces) {
+    for (const char* flags : {"", "--policy random:3", "--policy pct:7:2 --threads 2",
+                              "--send-mode eager", "--send-mode 'eager<=4' --threads 3"}) {
+      const CommandResult run = ranklab("replay " + trace + " " + flags);
+      EXPECT_EQ(run.exit_code, 0) << trace << " " << flags << "\n" << run.out << run.err;
+      EXPECT_TRUE(has(run.out, "result: reproduced: all ")) << run.out;
+    }
+  }
+}
+
+//! The shipped deadlock examples replay into the deadlock `ranklab run` reported (exit 3).
+TEST_F(CliReplayTest, DeadlockExampleReplaysIntoTheSameReport) {
+  const CommandResult original = ranklab("run --scenario send-send");
+  ASSERT_EQ(original.exit_code, 3);
+  const std::string report = original.out.substr(original.out.find("DEADLOCK:"));
+  const std::string blocked = report.substr(0, report.find("\nlast events:"));
+  const CommandResult replay =
+      ranklab("replay " + shell_quoted(tools_testing::examples_dir() / "send_send_deadlock.jsonl"));
+  EXPECT_EQ(replay.exit_code, 3) << replay.out << replay.err;
+  EXPECT_TRUE(has(replay.out, blocked)) << "expected\n" << blocked << "\nin\n" << replay.out;
+  EXPECT_TRUE(has(replay.out, "result: reproduced: all 2 operations")) << replay.out;
+  const CommandResult barrier = ranklab(
+      "replay " + shell_quoted(tools_testing::examples_dir() / "missing_barrier_deadlock.jsonl"));
+  EXPECT_EQ(barrier.exit_code, 3);
+  EXPECT_TRUE(has(barrier.out, "rank 3 never joined barrier #0 of world (it finished)"))
+      << barrier.out;
+}
+
+//! One receive line deleted from a recorded file: the replay deadlocks and names the
+//! orphaned send; the verdict says the recording did not reproduce.
+TEST_F(CliReplayTest, DeletedReceiveLineNamesTheOrphanedSend) {
+  const std::string trace = record("ring.jsonl", "--scenario ring --world 4");
+  std::ifstream in(dir_ / "ring.jsonl");
+  std::ostringstream kept;
+  std::string line;
+  bool deleted = false;
+  while (std::getline(in, line)) {
+    if (!deleted && has(line, R"("rank":2,)") && has(line, R"("op":"recv")")) {
+      deleted = true;
+      continue;
+    }
+    kept << line << "\n";
+  }
+  ASSERT_TRUE(deleted);
+  const auto edited = dir_ / "edited.jsonl";
+  std::ofstream(edited) << kept.str();
+  const CommandResult replay = ranklab("replay " + shell_quoted(edited));
+  EXPECT_EQ(replay.exit_code, 3) << replay.out << replay.err;
+  EXPECT_TRUE(has(replay.out, "rank 1: send to rank 2 tag")) << replay.out;
+  EXPECT_TRUE(has(replay.out, "rank 2 finished (returned) while rank 1 waits for it"))
+      << replay.out;
+  EXPECT_TRUE(has(replay.out, "result: not reproduced")) << replay.out;
+}
+
+//! --json is one JSON document; --trace writes the replayed trace, which diff finds
+//! identical to the recording.
+TEST_F(CliReplayTest, JsonAndReplayedTrace) {
+  const std::string trace = record("seed.jsonl", "");
+  const auto replayed = dir_ / "replayed.jsonl";
+  const CommandResult run =
+      ranklab("replay --json " + trace + " --threads 2 --trace " + shell_quoted(replayed));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto doc = nlohmann::json::parse(run.out);
+  EXPECT_TRUE(doc["reproduced"].get<bool>());
+  EXPECT_EQ(doc["recorded_operations"], doc["replayed_operations"]);
+  EXPECT_EQ(doc["run"]["status"], "ok");
+  const CommandResult diff = ranklab("diff " + trace + " " + shell_quoted(replayed));
+  EXPECT_EQ(diff.exit_code, 0) << diff.out;
+}
+
+//! Bad input and usage: exit 1 with one line naming what and where.
+TEST_F(CliReplayTest, BadInputExits1WithOneLine) {
+  const auto bad = dir_ / "bad.jsonl";
+  std::ifstream in(tools_testing::examples_dir() / "send_send_deadlock.jsonl");
+  std::string header;
+  std::getline(in, header);
+  std::ofstream(bad) << header << "\n{\"rank\":0,\"rank_seq\":0,\"op\":\"send\"\n";
+  const std::string example = shell_quoted(tools_testing::examples_dir() / "allreduce_w8.jsonl");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"replay " + shell_quoted(bad), "bad.jsonl:2: invalid JSON"},
+      {"replay " + shell_quoted(dir_ / "nope.jsonl"), "nope.jsonl: cannot open trace file"},
+      {"replay " + example + " --format nope", "unknown --format 'nope'"},
+      {"replay " + example + " --world 4", "--world"},
+      {"replay " + example + " --threads 0", "--threads must be at least 1"},
+      {"replay", "TRACE is required"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CommandResult run = ranklab(args);
+    EXPECT_EQ(run.exit_code, 1) << args << "\n" << run.out;
+    EXPECT_TRUE(has(run.err, message)) << args << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+}
+
+}  // namespace
+}  // namespace ranklab
