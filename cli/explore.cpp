@@ -26,7 +26,7 @@ JobOutcome run_once(const Job& job, const SchedulePolicy& policy,
 }
 
 std::string verdict_kind(const JobOutcome& outcome) {
-  if (outcome.exit_code == 2) return "check failed";
+  if (outcome.exit_code == 2) return outcome.check_failed;
   switch (outcome.report.status) {
     case RunStatus::deadlock: return "deadlock";
     case RunStatus::mismatch: return "mismatch";

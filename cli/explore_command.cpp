@@ -12,6 +12,7 @@
 #include <tbb/info.h>
 
 #include "cli/explore.hpp"
+#include "cli/replay_command.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "emulator/errors.hpp"
 #include "traces/jsonl.hpp"
@@ -30,13 +31,14 @@ std::string shell_word(const std::string& arg) {
   return out + "'";
 }
 
-// `ranklab run ARGS --policy P`, without the flags that only name output files (--trace,
-// --wait-graph): they do not change the run, and explore has written them already.
-std::string reproduce_command(const std::vector<std::string>& run_args,
+// `ranklab run ARGS --policy P` (or `ranklab replay ...`), without the flags that only name
+// output files (--trace, --wait-graph): they do not change the run, and explore has
+// written them already.
+std::string reproduce_command(const std::string& command, const std::vector<std::string>& args,
                               const SchedulePolicy& policy) {
-  std::string out = "ranklab run";
-  for (std::size_t i = 0; i < run_args.size(); ++i) {
-    const std::string& arg = run_args[i];
+  std::string out = command;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
     if (arg == "--trace" || arg == "--wait-graph") {
       ++i;  // and its value
       continue;
@@ -47,17 +49,20 @@ std::string reproduce_command(const std::vector<std::string>& run_args,
   return out + " --policy " + shell_word(policy.to_string());
 }
 
-// Parses `args` exactly as `ranklab run` would; refuses what explore decides itself.
-RunFlags parse_run_args(const std::vector<std::string>& args) {
+// Parses `args` exactly as `ranklab NAME` would (NAME's parser registered by `add`);
+// refuses what explore decides itself.
+template <typename Flags, typename Add>
+Flags parse_subcommand(const char* name, const std::vector<std::string>& args, Add add) {
   CLI::App parser{"ranklab"};
-  RunFlags flags;
-  CLI::App& run = add_run_command(parser, flags);
-  std::vector<std::string> reversed = {args.rbegin(), args.rend()};
-  reversed.push_back("run");
+  Flags flags;
+  CLI::App& command = add(parser, flags);
+  std::vector<const char*> argv = {"ranklab", name};
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
   try {
-    parser.parse(reversed);
+    parser.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError& e) {
-    throw UsageError(fmt::format("explore: in the arguments for `ranklab run`: {}", e.what()));
+    throw UsageError(
+        fmt::format("explore: in the arguments for `ranklab {}`: {}", name, e.what()));
   }
   const std::pair<const char*, const char*> refused[] = {
       {"--policy", "explore chooses the schedules (see --strategy)"},
@@ -65,9 +70,44 @@ RunFlags parse_run_args(const std::vector<std::string>& args) {
       {"--json", "explore prints its own report"},
       {"--save", "explore runs the job many times"}};
   for (const auto& [flag, why] : refused) {
-    if (run.count(flag) > 0) throw UsageError(fmt::format("explore: {} is not allowed: {}", flag, why));
+    const CLI::Option* option = command.get_option_no_throw(flag);
+    if (option != nullptr && option->count() > 0) {
+      throw UsageError(fmt::format("explore: {} is not allowed: {}", flag, why));
+    }
   }
   return flags;
+}
+
+// What explore runs: the job, the command that reproduces one of its runs, and the files
+// the user asked for.
+struct Target {
+  std::unique_ptr<Job> job;
+  std::string command;  ///< "ranklab run" or "ranklab replay"
+  std::vector<std::string> args;
+  ClusterFlags cluster;
+};
+
+Target make_target(const ExploreFlags& flags) {
+  Target t;
+  t.args = flags.run_args;
+  const bool trace = !flags.run && flags.scenario.empty() && !t.args.empty() &&
+                     !t.args.front().starts_with("-");
+  if (trace) {
+    const auto replay = parse_subcommand<ReplayFlags>("replay", t.args, add_replay_command);
+    t.job = make_replay_job(replay);
+    t.command = "ranklab replay";
+    t.cluster = replay.cluster;
+    return t;
+  }
+  if (!flags.run && flags.scenario.empty()) {
+    throw UsageError("explore needs --scenario NAME, --run [ARGS...] or a TRACE (see --help)");
+  }
+  if (!flags.scenario.empty()) t.args.insert(t.args.begin(), {"--scenario", flags.scenario});
+  const auto run = parse_subcommand<RunFlags>("run", t.args, add_run_command);
+  t.job = make_job(run);
+  t.command = "ranklab run";
+  t.cluster = run.cluster;
+  return t;
 }
 
 // A progress line on stderr, only when it is a terminal, at most ten times a second.
@@ -109,9 +149,10 @@ void write_failing_trace(const std::string& path, const Trace& trace) {
 CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
   CLI::App& explore = *app.add_subcommand(
       "explore",
-      "run a scenario or the main job under many schedules in parallel; stop at the first "
-      "deadlock, mismatch, failure or nondeterministic result and print the command that "
-      "reproduces it. Arguments explore does not know go to `ranklab run`.");
+      "run a scenario, the main job or the replay of a trace under many schedules in parallel; "
+      "stop at the first deadlock, mismatch, failure or nondeterministic result and print the "
+      "command that reproduces it. Arguments explore does not know go to `ranklab run` (or "
+      "`ranklab replay` after a TRACE).");
   explore.add_option("--scenario", flags.scenario, "a built-in scenario (see `ranklab scenarios`)");
   explore.add_flag("--run", flags.run,
                    "explore what `ranklab run ARGS...` runs; ARGS are the arguments explore "
@@ -128,18 +169,6 @@ CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
 
 int explore_command(ExploreFlags flags, const CLI::App& command) {
   flags.run_args = command.remaining();
-  if (!flags.run && flags.scenario.empty()) {
-    if (!flags.run_args.empty() && !flags.run_args.front().starts_with("-")) {
-      throw UsageError(fmt::format(
-          "explore {}: exploring a recorded trace needs the replay engine, which this build "
-          "does not have yet; use --scenario NAME or --run ARGS...",
-          flags.run_args.front()));
-    }
-    throw UsageError("explore needs --scenario NAME or --run [ARGS...] (see --help)");
-  }
-  if (!flags.scenario.empty()) {
-    flags.run_args.insert(flags.run_args.begin(), {"--scenario", flags.scenario});
-  }
   if (flags.runs < 1) throw UsageError(fmt::format("--runs must be at least 1, got {}", flags.runs));
   if (flags.strategy != "random" && flags.strategy != "pct") {
     throw UsageError(fmt::format("unknown --strategy '{}': expected random or pct", flags.strategy));
@@ -148,8 +177,8 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
     throw UsageError(fmt::format("--depth must be 1..1000, got {}", flags.depth));
   }
   if (flags.jobs < 0) throw UsageError(fmt::format("--jobs must be positive, got {}", flags.jobs));
-  const RunFlags run_flags = parse_run_args(flags.run_args);
-  const std::unique_ptr<Job> job = make_job(run_flags);
+  const Target target = make_target(flags);
+  const Job* job = target.job.get();
 
   ExploreOptions options{.runs = flags.runs,
                          .strategy = flags.strategy == "pct" ? Strategy::pct : Strategy::random,
@@ -183,18 +212,18 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
     std::cout << (line.empty() ? "" : "  ") << line << "\n";
   }
   std::cout << "\n";
-  std::cout << "reproduce: " << reproduce_command(flags.run_args, f.policy) << "\n";
+  std::cout << "reproduce: " << reproduce_command(target.command, target.args, f.policy) << "\n";
   const JobOutcome* reported = &f.outcome;
   if (result.shrunk) {
     const ShrunkSchedule& s = *result.shrunk;
     const std::size_t n = s.policy.preemptions.size();
     std::cout << fmt::format(
         "shrunk: {} preemption{} of rank order (from {}, in {} runs): {}\n", n, n == 1 ? "" : "s",
-        s.preemptions_before, s.runs, reproduce_command(flags.run_args, s.policy));
+        s.preemptions_before, s.runs, reproduce_command(target.command, target.args, s.policy));
     reported = &s.outcome;
   }
-  write_failing_trace(run_flags.cluster.trace_path, reported->trace);
-  write_wait_graph(run_flags.cluster.wait_graph_path, reported->report);
+  write_failing_trace(target.cluster.trace_path, reported->trace);
+  write_wait_graph(target.cluster.wait_graph_path, reported->report);
   std::cout << fmt::format("result: {} at schedule {} of {} ({} run{} in {:.2f} s, {:.0f} "
                            "schedules/s)\n",
                            f.verdict.kind, f.index + 1, result.planned, result.executed,

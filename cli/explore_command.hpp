@@ -1,7 +1,8 @@
-// `ranklab explore (--scenario NAME | --run [ARGS...]) [--runs K] [--strategy random|pct]
-// [--jobs J]`: the schedule explorer of cli/explore.hpp on what `ranklab run ARGS` runs.
-// Every argument explore does not know is one of `ranklab run`'s, parsed by the same code,
-// so the command it prints to reproduce a failure is exactly `ranklab run ARGS --policy P`.
+// `ranklab explore (--scenario NAME | --run [ARGS...] | TRACE [ARGS...]) [--runs K]
+// [--strategy random|pct] [--jobs J]`: the schedule explorer of cli/explore.hpp on what
+// `ranklab run ARGS` (or `ranklab replay TRACE ARGS`) runs. Every argument explore does not
+// know is one of that command's, parsed by the same code, so the command it prints to
+// reproduce a failure is exactly `ranklab run ARGS --policy P`.
 #pragma once
 
 #include <string>

@@ -9,6 +9,8 @@
 #include "cli/train_command.hpp"
 #include "emulator/cluster.hpp"
 #include "emulator/errors.hpp"
+#include "emulator/replay.hpp"
+#include "traces/jsonl.hpp"
 
 namespace ranklab::cli {
 namespace {
@@ -122,7 +124,58 @@ class MainJob final : public Job {
   TrainJob job_;
 };
 
+// A recorded trace re-issued on the fabric: what `ranklab replay TRACE` runs.
+class ReplayJob final : public Job {
+ public:
+  explicit ReplayJob(const ReplayFlags& flags)
+      : path_(flags.trace), trace_(read_trace_file(flags.trace)) {
+    if (flags.format != "ranklab") {
+      throw UsageError(fmt::format("unknown --format '{}': expected ranklab", flags.format));
+    }
+    options_ = to_cluster_options(flags.cluster, trace_.header.world_size);
+  }
+
+  std::string describe() const override {
+    return fmt::format("replay of {} (world {}, send mode {})", path_, options_.world_size,
+                       options_.send_mode.to_string());
+  }
+
+  const ClusterOptions& options() const override { return options_; }
+
+  JobOutcome run(ClusterOptions options) const override {
+    auto sink = std::make_shared<MemorySink>();
+    options.trace_sink = sink;
+    options.trace_config = {{"program", "replay"}, {"replayed", path_}};
+    JobOutcome out;
+    out.text = fmt::format("replay: policy {}, threads {}, send mode {}\n",
+                           options.policy.to_string(), options.threads,
+                           options.send_mode.to_string());
+    ReplayOptions replay;
+    replay.cluster = std::move(options);
+    const ReplayReport report = replay_trace(trace_, replay);
+    out.text += format_replay(report, path_);
+    out.exit_code = replay_exit_code(report);
+    out.verdict = !report.run.ok()     ? report.run.summary
+                  : report.reproduced() ? "reproduced: every operation as recorded"
+                                        : fmt::format("not reproduced: {} operations diverge",
+                                                      report.diverging_operations);
+    out.check_failed = "not reproduced";
+    out.report = report.run;
+    out.trace = sink->trace();
+    return out;
+  }
+
+ private:
+  std::string path_;
+  Trace trace_;
+  ClusterOptions options_;
+};
+
 }  // namespace
+
+std::unique_ptr<Job> make_replay_job(const ReplayFlags& flags) {
+  return std::make_unique<ReplayJob>(flags);
+}
 
 std::unique_ptr<Job> make_job(const RunFlags& flags) {
   if (flags.scenario.empty()) return std::make_unique<MainJob>(flags);

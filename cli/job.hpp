@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 #include "emulator/options.hpp"
 #include "emulator/report.hpp"
@@ -20,6 +21,8 @@ struct JobOutcome {
   std::string results;   ///< the program's results as text: compared between schedules
   std::string text;      ///< everything `ranklab run` prints for this run, but the trace line
   Trace trace;
+  /// What exit code 2 means for this job: the main job's checks, or a replay's comparison.
+  std::string check_failed = "check failed";
 };
 
 class Job {
@@ -37,5 +40,9 @@ class Job {
 /// The job `flags` name: --scenario's, or the main job. Throws UsageError for bad flags
 /// before any rank starts.
 std::unique_ptr<Job> make_job(const RunFlags& flags);
+
+/// The replay of `flags.trace` (emulator/replay.hpp), as `ranklab replay` runs it. Throws
+/// TraceError if the trace cannot be read, UsageError for bad flags.
+std::unique_ptr<Job> make_replay_job(const ReplayFlags& flags);
 
 }  // namespace ranklab::cli

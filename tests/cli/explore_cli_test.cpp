@@ -211,11 +211,44 @@ TEST(WaitGraphCli, WritesDotOnDeadlock) {
   EXPECT_NE(ok.err.find("no rank ended blocked"), std::string::npos) << show(ok);
 }
 
+//! A recorded trace explores through the replay engine: a pattern recorded with eager sends
+//! deadlocks when replayed under rendezvous ones, and the printed `ranklab replay` command
+//! reproduces that run's report exactly.
+TEST(ExploreCli, RecordedTraceThroughReplay) {
+  TempDir dir("ranklab_explore_trace");
+  const std::string trace = (dir / "send-send.jsonl").string();
+  ASSERT_EQ(ranklab("run --scenario send-send --send-mode eager --trace " + shell_quoted(trace))
+                .exit_code,
+            0);
+  const CommandResult ok = ranklab("explore " + shell_quoted(trace) +
+                                   " --send-mode eager --runs 30 --jobs 2");
+  EXPECT_EQ(ok.exit_code, 0) << show(ok);
+  const CommandResult r = ranklab("explore " + shell_quoted(trace) + " --runs 30 --jobs 2");
+  ASSERT_EQ(r.exit_code, 3) << show(r);
+  EXPECT_NE(r.out.find("explore: replay of " + trace), std::string::npos) << show(r);
+  const std::string reproduce = line_after(r.out, "reproduce: ");
+  ASSERT_TRUE(reproduce.starts_with("ranklab replay ")) << show(r);
+  const CommandResult again =
+      run_command(binary() + reproduce.substr(std::string("ranklab").size()));
+  EXPECT_EQ(again.exit_code, 3) << show(again);
+  // The same report, but for the replay's own timing line.
+  const auto untimed = [](const std::string& text) {
+    std::istringstream lines(text);
+    std::string out;
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with("time: ")) out += line + "\n";
+    }
+    return out;
+  };
+  EXPECT_EQ(untimed(again.out), untimed(embedded_report(r.out))) << show(again);
+}
+
 //! Bad usage of explore and --fault is one line on stderr and exit 1.
 TEST(ExploreCli, BadUsageIsOneLine) {
   const std::pair<std::string, std::string> cases[] = {
-      {"explore", "explore needs --scenario NAME or --run [ARGS...]"},
-      {"explore some.jsonl", "exploring a recorded trace needs the replay engine"},
+      {"explore", "explore needs --scenario NAME, --run [ARGS...] or a TRACE"},
+      {"explore missing.jsonl", "missing.jsonl"},
+      {"explore missing.jsonl --world 4", "in the arguments for `ranklab replay`: The following"},
       {"explore --scenario ring --policy random:1", "--policy is not allowed"},
       {"explore --scenario ring --threads 2", "--threads is not allowed"},
       {"explore --scenario ring --runs 0", "--runs must be at least 1"},
