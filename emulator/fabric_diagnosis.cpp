@@ -200,6 +200,15 @@ WaitForGraph Fabric::snapshot_wait_graph(const detail::WaitGraph& graph) const {
       out.edges.push_back({r, t, label, cycle_edges.contains({r, t})});
     }
   }
+  if (faults_) {
+    for (const auto& lost : faults_->dropped()) {
+      if (!involved.contains(lost.src) || !involved.contains(lost.dst)) continue;
+      out.edges.push_back({lost.src, lost.dst,
+                           fmt::format("lost: op #{} tag {} ({})", lost.send_seq, lost.tag,
+                                       lost.fault),
+                           false, true});
+    }
+  }
   return out;
 }
 

@@ -46,6 +46,7 @@ struct WaitForGraph {
     int to = 0;
     std::string label;  ///< the call `from` waits in
     bool in_cycle = false;
+    bool lost = false;  ///< not a wait: a message from `from` to `to` that a fault dropped
   };
   std::vector<Node> nodes;  ///< the blocked ranks and the ranks they wait for, by rank
   std::vector<Edge> edges;

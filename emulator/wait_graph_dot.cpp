@@ -42,8 +42,11 @@ std::string to_dot(const WaitForGraph& graph, std::string_view title) {
     }
   }
   for (const auto& edge : graph.edges) {
+    const char* style = edge.lost       ? ", style=dashed, color=gray40, fontcolor=gray40"
+                        : edge.in_cycle ? ", color=red, fontcolor=red, penwidth=2"
+                                        : "";
     out += fmt::format("  r{} -> r{} [label={}{}];\n", edge.from, edge.to, quoted(edge.label),
-                       edge.in_cycle ? ", color=red, fontcolor=red, penwidth=2" : "");
+                       style);
   }
   return out + "}\n";
 }

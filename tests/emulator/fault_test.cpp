@@ -73,7 +73,7 @@ TEST_P(FaultTest, KillNamesTheKilledRankAsRootCause) {
 
 //! drop:S->D#N loses the N-th message from S to D: the sender completes, the receiver
 //! waits, and the deadlock report's culprit (lost-message) names the dropped message, its
-//! sender's op # and the fault.
+//! sender's op # and the fault; the wait-for graph draws it as a dashed edge.
 TEST_P(FaultTest, DropIsNamedInTheDeadlockReport) {
   const RunReport report = run_ranks(with_faults(GetParam(), {"drop:0->1#0"}), chain);
   ASSERT_EQ(report.status, RunStatus::deadlock) << report.summary << "\n" << report.details;
@@ -86,6 +86,8 @@ TEST_P(FaultTest, DropIsNamedInTheDeadlockReport) {
   EXPECT_TRUE(contains(report.faults[0], "drop:0->1#0 fired: rank 0's send op #0 to rank 1 tag 0 "
                                          "in world (1 x i32) was lost"));
   EXPECT_EQ(report.ranks[0].state, RankOutcome::State::finished) << "the sender believes it sent";
+  EXPECT_TRUE(contains(to_dot(report.wait_graph, report.summary),
+                       "r0 -> r1 [label=\"lost: op #0 tag 0 (drop:0->1#0)\", style=dashed"));
 }
 
 //! delay:R@K:S makes rank R yield S times before its op #K: another interleaving, the same
