@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "model/schedule_builders.hpp"
+#include "model/schedule_text.hpp"
 
 namespace ranklab::cli {
 
@@ -15,13 +16,22 @@ CLI::App& add_schedule_command(CLI::App& app, ScheduleFlags& flags) {
       "schedule",
       "print a pipeline schedule (seed, gpipe, 1f1b, interleaved) as a table and validate it "
       "with a dry run on the emulator");
+  CLI::Option* file =
+      cmd.add_option("--file", flags.file,
+                     "check this schedule file (written by --save, or by hand) instead of a "
+                     "built-in schedule");
   cmd.add_option("--schedule", flags.schedule, "seed, gpipe, 1f1b or interleaved")
-      ->capture_default_str();
-  cmd.add_option("--pp", flags.pp, "pipeline stages")->capture_default_str();
-  cmd.add_option("--microbatches", flags.microbatches, "micro-batches M")->capture_default_str();
+      ->capture_default_str()
+      ->excludes(file);
+  cmd.add_option("--pp", flags.pp, "pipeline stages")->capture_default_str()->excludes(file);
+  cmd.add_option("--microbatches", flags.microbatches, "micro-batches M")
+      ->capture_default_str()
+      ->excludes(file);
   cmd.add_option("--virtual-stages", flags.virtual_stages,
                  "model chunks per stage V (interleaved only)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(file);
+  cmd.add_option("--save", flags.save, "write the schedule as a text file, one line per step");
   return cmd;
 }
 
@@ -74,6 +84,11 @@ void print_verdict(std::ostream& out, const Schedule& s, const ScheduleVerdict& 
     total += messages[p].sent;
   }
   fmt::print(out, "messages per stage: {}; {} in all\n", per_stage, total);
+  std::string in_flight;
+  for (int p = 0; p < static_cast<int>(s.stages.size()); ++p) {
+    in_flight += fmt::format("{}stage {}: {}", p == 0 ? "" : ", ", p, s.peak_in_flight(p));
+  }
+  fmt::print(out, "most forwards awaiting their backward (activations kept): {}\n", in_flight);
   if (verdict.ok()) {
     fmt::print(out,
                "validation: ok (each forward before its backward, every send matched by a "
@@ -86,15 +101,19 @@ void print_verdict(std::ostream& out, const Schedule& s, const ScheduleVerdict& 
 }
 
 int schedule_command(const ScheduleFlags& flags) {
-  const ScheduleSpec spec{.kind = parse_schedule_kind(flags.schedule),
-                          .pp = flags.pp,
-                          .microbatches = flags.microbatches,
-                          .virtual_stages = flags.virtual_stages};
-  const Schedule schedule = build_schedule(spec);
+  const Schedule schedule = flags.file.empty()
+                                ? build_schedule({.kind = parse_schedule_kind(flags.schedule),
+                                                  .pp = flags.pp,
+                                                  .microbatches = flags.microbatches,
+                                                  .virtual_stages = flags.virtual_stages})
+                                : read_schedule_file(flags.file);
+  if (!flags.save.empty()) write_schedule_file(flags.save, schedule);
   const ScheduleVerdict verdict = validate_schedule(schedule);
+  if (!flags.file.empty()) fmt::print(std::cout, "file: {}\n", flags.file);
   print_schedule(std::cout, schedule);
   fmt::print(std::cout, "\n");
   print_verdict(std::cout, schedule, verdict);
+  if (!flags.save.empty()) fmt::print(std::cout, "saved: {}\n", flags.save);
   if (!verdict.ok() && !verdict.details.empty()) fmt::print(std::cout, "\n{}\n", verdict.details);
   return verdict.exit_code();
 }

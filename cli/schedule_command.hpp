@@ -1,6 +1,8 @@
 // `ranklab schedule`: a pipeline schedule as a table (issue 6 §2): each stage's compute
 // order, its steps side by side, the messages per stage, and the validator's verdict (the
-// static checks and a dry run on the emulator under rendezvous sends).
+// static checks and a dry run on the emulator under rendezvous sends). --save writes the
+// schedule as a text file (model/schedule_text.hpp); --file checks such a file instead of a
+// built-in schedule, e.g. one edited by hand.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,6 +19,8 @@ struct ScheduleFlags {
   int pp = 2;
   int microbatches = 1;
   int virtual_stages = 1;
+  std::string file;  ///< a schedule file to check instead of a built-in schedule
+  std::string save;  ///< write the schedule to this file (model/schedule_text.hpp)
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.

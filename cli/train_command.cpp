@@ -10,6 +10,7 @@
 #include "emulator/errors.hpp"
 #include "model/parallel_step.hpp"
 #include "cli/run_diagnosis.hpp"
+#include "model/schedule_builders.hpp"
 #include "traces/hash.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/sink.hpp"
@@ -75,7 +76,8 @@ std::vector<RankRow> layout_rows(const TrainSpec& spec) {
   std::vector<RankRow> rows;
   for (int rank = 0; rank < spec.layout.world_size(); ++rank) {
     RankRow row{.rank = rank, .coords = spec.layout.coords_of(rank)};
-    row.stage = stage_layers(spec.shape.layers, spec.layout.pp, row.coords.p);
+    row.layers = stage_layer_indices(spec.shape.layers, spec.layout.pp, spec.step.virtual_stages,
+                                     row.coords.p);
     for (const GroupKind kind : kGroupKinds) {
       row.groups[static_cast<std::size_t>(kind)] =
           group_name(kind, spec.layout.group_ranks(kind, rank));
@@ -126,6 +128,13 @@ ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
                           {"hidden", s.hidden},   {"inter", s.inter},
                           {"layers", s.layers},   {"dtype", spec.f64 ? "float64" : "float32"},
                           {"seed", spec.seed},    {"algorithm", to_string(algorithm)}};
+  // The seed's step keeps the seed's header, byte for byte; other steps name theirs.
+  if (!spec.step.is_seed()) {
+    options.trace_config["schedule"] = to_string(spec.step.schedule);
+    options.trace_config["microbatches"] = spec.step.microbatches;
+    options.trace_config["virtual_stages"] = spec.step.virtual_stages;
+    options.trace_config["tp_comm"] = to_string(spec.step.tp_comm);
+  }
   ClusterRun<Scalar> run;
   run.results.resize(static_cast<std::size_t>(spec.layout.world_size()));
   spdlog::info("starting {} ranks: {}", spec.layout.world_size(), spec.layout.describe());
@@ -135,7 +144,7 @@ ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
     Communicator world(context, algorithm);
     // Each rank writes only its own slot, so threads never share an element.
     run.results[static_cast<std::size_t>(world.rank())] =
-        run_parallel_rank<Scalar>(world, spec.layout, problem);
+        run_parallel_rank<Scalar>(world, spec.layout, problem, spec.step);
   });
   run.ms = elapsed_ms(start);
   run.trace = sink->trace();
@@ -203,18 +212,29 @@ void fill_traffic(TrainReport& report, const Trace& trace, bool direct, std::siz
     report.traffic[k] = total_traffic(counted, kind);
     report.group_counts[k] = layout.all_groups(kind).size();
   }
+  // The pipeline's messages per stage, summed over the stage's ranks.
+  PipelineReport& pipeline = report.pipeline;
+  pipeline.traced_messages.assign(static_cast<std::size_t>(layout.pp), 0);
+  pipeline.ranks_per_stage = layout.tp * layout.dp;
+  for (std::size_t rank = 0; rank < counted.size(); ++rank) {
+    const KindTraffic& pp = counted[rank][GroupKind::pp];
+    pipeline
+        .traced_messages[static_cast<std::size_t>(layout.coords_of(static_cast<int>(rank)).p)] +=
+        pp.send.count + pp.recv.count;
+  }
   report.traffic_checked = direct;
   if (!direct) return;
+  const std::string step = report.spec.step.is_seed() ? "the seed's step" : "the step";
   for (std::size_t rank = 0; rank < counted.size(); ++rank) {
-    const RankTraffic expected =
-        expected_traffic(layout, report.spec.shape, elem_bytes, static_cast<int>(rank));
+    const RankTraffic expected = expected_traffic(layout, report.spec.shape, elem_bytes,
+                                                  static_cast<int>(rank), report.spec.step);
     for (const GroupKind kind : kGroupKinds) {
       const OpTally got = counted[rank][kind].total();
       const OpTally want = expected[kind].total();
       if (!(counted[rank][kind] == expected[kind])) {
         report.traffic_mismatches.push_back(
-            fmt::format("rank {} {}: {} ops / {} B, the seed's step sends {} ops / {} B", rank,
-                        to_string(kind), got.count, got.bytes, want.count, want.bytes));
+            fmt::format("rank {} {}: {} ops / {} B, {} sends {} ops / {} B", rank, to_string(kind),
+                        got.count, got.bytes, step, want.count, want.bytes));
       }
     }
   }
@@ -226,12 +246,17 @@ void write_trace(const std::string& path, const Trace& trace) {
   write_trace_file(path, trace);
 }
 
-// The job prepared once: data loaded, dense reference computed.
+// The job prepared once: schedule validated, data loaded, dense reference computed.
 template <typename Scalar>
 class PreparedJob final : public TrainJob::Impl {
  public:
   PreparedJob(TrainSpec spec, const ClusterFlags& flags)
-      : Impl(std::move(spec), flags), data_(load_job_data<Scalar>(spec_)) {
+      : Impl(std::move(spec), flags),
+        // The schedule is validated before any rank runs it (the built-in ones always pass).
+        schedule_(build_schedule(spec_.step.schedule_spec(spec_.layout.pp))),
+        verdict_(validate_schedule(schedule_)) {
+    if (!verdict_.ok()) throw ScheduleError(verdict_.problem);
+    data_ = load_job_data<Scalar>(spec_);
     const auto start = Clock::now();
     reference_ = compute_dense_reference(data_.problem);
     dense_ms_ = elapsed_ms(start);
@@ -241,6 +266,8 @@ class PreparedJob final : public TrainJob::Impl {
     TrainRun out;
     TrainReport& report = out.report;
     report = TrainReport{.spec = spec_, .ranks = layout_rows(spec_)};
+    report.pipeline.schedule = schedule_;
+    report.pipeline.verdict = verdict_;
     report.tolerance = relative_tolerance<Scalar>();
     report.cluster = fmt::format("policy {}, threads {}, send mode {}, algorithm {}",
                                  options.policy.to_string(), options.threads,
@@ -265,6 +292,8 @@ class PreparedJob final : public TrainJob::Impl {
   }
 
  private:
+  Schedule schedule_;
+  ScheduleVerdict verdict_;
   JobData<Scalar> data_;
   DenseReference<Scalar> reference_;
   double dense_ms_ = 0.0;
@@ -302,6 +331,11 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
                                  spec.layout.world_size()));
   }
   spec.save = f.save;
+  spec.step = {.schedule = parse_schedule_kind(f.schedule.value_or("seed")),
+               .microbatches = f.microbatches.value_or(1),
+               .virtual_stages = f.virtual_stages.value_or(1),
+               .tp_comm = parse_tp_comm(f.tp_comm.value_or("allreduce"))};
+  spec.step.validate(spec.layout, spec.shape);
   return spec;
 }
 

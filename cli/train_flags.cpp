@@ -15,6 +15,10 @@ std::string TrainFlags::first_given() const {
                                                 {"--dtype", dtype.has_value()},
                                                 {"--order", order.has_value()},
                                                 {"--seed", seed.has_value()},
+                                                {"--schedule", schedule.has_value()},
+                                                {"--microbatches", microbatches.has_value()},
+                                                {"--virtual-stages", virtual_stages.has_value()},
+                                                {"--tp-comm", tp_comm.has_value()},
                                                 {"--init-from", !init_from.empty()},
                                                 {"--save", !save.empty()},
                                                 {"--json", json}};
@@ -41,6 +45,15 @@ void add_train_flags(CLI::App& run, TrainFlags& f) {
                  "rank numbering: tp-pp-dp (the seed's: rank = d*PP*TP + p*TP + t) or "
                  "tp-dp-pp (Megatron's) [tp-pp-dp]");
   run.add_option("--seed", f.seed, "adds 10000*SEED to every weight and data seed [0]");
+  run.add_option("--schedule", f.schedule,
+                 "pipeline schedule: seed (the whole batch at once), gpipe, 1f1b or interleaved; "
+                 "see `ranklab schedule` [seed]");
+  run.add_option("--microbatches", f.microbatches, "micro-batches M, dividing B [1]");
+  run.add_option("--virtual-stages", f.virtual_stages,
+                 "model chunks per stage V (interleaved only) [1]");
+  run.add_option("--tp-comm", f.tp_comm,
+                 "TP regions: allreduce (the seed's) or sp (sequence parallel: all_gather and "
+                 "reduce_scatter along the sequence) [allreduce]");
   run.add_option("--init-from", f.init_from,
                  "load weights, inputs and targets (and the layout and shape) from a golden "
                  "directory exported by shared/reference/torch/parallel_reference.py");

@@ -24,8 +24,12 @@ struct TrainFlags {
   std::optional<std::string> dtype;  ///< f32 or f64 (float32 / float64 accepted)
   std::optional<std::string> order;  ///< tp-pp-dp (default) or tp-dp-pp
   std::optional<std::uint64_t> seed;
-  std::string init_from;  ///< a golden directory; empty: generated weights and data
-  std::string save;       ///< write the run as a golden directory; empty: do not
+  std::optional<std::string> schedule;  ///< seed (default), gpipe, 1f1b, interleaved
+  std::optional<int> microbatches;
+  std::optional<int> virtual_stages;
+  std::optional<std::string> tp_comm;  ///< allreduce (default) or sp
+  std::string init_from;               ///< a golden directory; empty: generated weights and data
+  std::string save;                    ///< write the run as a golden directory; empty: do not
   bool json = false;
 
   /// The first training flag the user gave ("--tp"), or empty: --scenario refuses them.

@@ -16,9 +16,17 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string layers_text(const StageLayers& stage) {
-  return stage.count() == 1 ? fmt::format("{}", stage.first)
-                            : fmt::format("{}-{}", stage.first, stage.end - 1);
+// "0-1", "3", or "0-1,4-5" for the chunks of an interleaved stage.
+std::string layers_text(const std::vector<std::int64_t>& layers) {
+  std::string out;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", layers[i]) : fmt::format("{}-{}", layers[i], layers[j]);
+    i = j + 1;
+  }
+  return out;
 }
 
 std::string groups_text(const RankRow& row) {
@@ -57,8 +65,47 @@ void print_layout(std::ostream& out, const TrainReport& r) {
              "p", "t", "layers", "tp group", w[0], "pp group", w[1], "dp group");
   for (const RankRow& row : r.ranks) {
     fmt::print(out, "{:>4}  {:>2} {:>2} {:>2}  {:<6}  {:<{}}  {:<{}}  {}\n", row.rank, row.coords.d,
-               row.coords.p, row.coords.t, layers_text(row.stage), row.groups[0], w[0],
+               row.coords.p, row.coords.t, layers_text(row.layers), row.groups[0], w[0],
                row.groups[1], w[1], row.groups[2]);
+  }
+}
+
+// The schedule, its verdict, and per stage: layers, compute order and messages.
+void print_pipeline(std::ostream& out, const TrainReport& r) {
+  const PipelineReport& p = r.pipeline;
+  const ScheduleSpec& spec = p.schedule.spec;
+  fmt::print(out, "\npipeline: {}\n", r.spec.step.describe());
+  if (p.verdict.ok()) {
+    fmt::print(out,
+               "schedule validated: each forward before its backward, every send matched by a "
+               "receive, dry run under rendezvous sends without deadlock ({} messages)\n",
+               p.verdict.messages);
+  }
+  const std::vector<StageMessages> messages = p.schedule.messages();
+  std::vector<std::array<std::string, 5>> rows;
+  std::array<std::size_t, 5> widths = {6, 13, 9, 17, 12};
+  for (int stage = 0; stage < spec.pp; ++stage) {
+    const auto st = static_cast<std::size_t>(stage);
+    const auto& m = messages[st];
+    std::array<std::string, 5> row = {
+        layers_text(stage_layer_indices(r.spec.shape.layers, spec.pp, spec.virtual_stages, stage)),
+        p.schedule.compute_order(stage), std::to_string(p.schedule.peak_in_flight(stage)),
+        fmt::format("{} ({} sent, {} received)", m.total(), m.sent, m.received),
+        st < p.traced_messages.size()
+            ? fmt::format("{} on {} rank{}", p.traced_messages[st], p.ranks_per_stage,
+                          p.ranks_per_stage == 1 ? "" : "s")
+            : "-"};
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    rows.push_back(std::move(row));
+  }
+  // "in flight": the most forwards awaiting their backward, the activations a rank keeps.
+  fmt::print(out, "{:>5}  {:<{}}  {:<{}}  {:>{}}  {:<{}}  {}\n", "stage", "layers", widths[0],
+             "compute order", widths[1], "in flight", widths[2], "messages per rank", widths[3],
+             "in the trace");
+  for (std::size_t stage = 0; stage < rows.size(); ++stage) {
+    const auto& row = rows[stage];
+    fmt::print(out, "{:>5}  {:<{}}  {:<{}}  {:>{}}  {:<{}}  {}\n", stage, row[0], widths[0], row[1],
+               widths[1], row[2], widths[2], row[3], widths[3], row[4]);
   }
 }
 
@@ -110,25 +157,42 @@ void print_checks(std::ostream& out, const TrainReport& r) {
 }
 
 void print_traffic(std::ostream& out, const TrainReport& r) {
+  // Sequence parallelism's collectives get columns only when a run has them, so the seed's
+  // table is unchanged.
+  bool sequence_parallel = false;
+  for (const KindTraffic& t : r.traffic) {
+    sequence_parallel = sequence_parallel || t.all_gather.count > 0 || t.reduce_scatter.count > 0;
+  }
+  const auto sp_cells = [&](const std::string& gather, const std::string& scatter) {
+    return sequence_parallel ? fmt::format("  {:>18}  {:>18}", gather, scatter) : std::string();
+  };
   fmt::print(out,
              "\ntraffic per group kind (from the trace, summed over ranks: operations / "
-             "bytes)\n{:<4}  {:>6}  {:>18}  {:>16}  {:>16}  {:>18}\n",
-             "kind", "groups", "all_reduce", "send", "recv", "total");
+             "bytes)\n{:<4}  {:>6}  {:>18}{}  {:>16}  {:>16}  {:>18}\n",
+             "kind", "groups", "all_reduce", sp_cells("all_gather", "reduce_scatter"), "send",
+             "recv", "total");
   const auto cell = [](const OpTally& t) { return fmt::format("{} / {}", t.count, t.bytes); };
   for (const GroupKind kind : kGroupKinds) {
     const auto k = static_cast<std::size_t>(kind);
     const KindTraffic& t = r.traffic[k];
     std::string name(to_string(kind));
     for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    fmt::print(out, "{:<4}  {:>6}  {:>18}  {:>16}  {:>16}  {:>18}\n", name, r.group_counts[k],
-               cell(t.all_reduce), cell(t.send), cell(t.recv), cell(t.total()));
+    fmt::print(out, "{:<4}  {:>6}  {:>18}{}  {:>16}  {:>16}  {:>18}\n", name, r.group_counts[k],
+               cell(t.all_reduce), sp_cells(cell(t.all_gather), cell(t.reduce_scatter)),
+               cell(t.send), cell(t.recv), cell(t.total()));
   }
+  const bool seed = r.spec.step.is_seed();
+  const std::string algorithm =
+      seed ? "the seed's algorithm"
+           : fmt::format("schedule {}, TP comm {}", r.pipeline.schedule.spec.describe(),
+                         to_string(r.spec.step.tp_comm));
   if (!r.traffic_checked) {
-    fmt::print(out, "expected traffic: not checked (the seed's counts assume --algo direct)\n");
+    fmt::print(out, "expected traffic: not checked (the {} counts assume --algo direct)\n",
+               seed ? "seed's" : "expected");
   } else if (r.traffic_mismatches.empty()) {
-    fmt::print(out, "expected traffic (the seed's algorithm, rank by rank): matches\n");
+    fmt::print(out, "expected traffic ({}, rank by rank): matches\n", algorithm);
   } else {
-    fmt::print(out, "expected traffic (the seed's algorithm): MISMATCH\n");
+    fmt::print(out, "expected traffic ({}): MISMATCH\n", algorithm);
     for (const std::string& line : r.traffic_mismatches) fmt::print(out, "  {}\n", line);
   }
 }
@@ -146,7 +210,7 @@ Json rank_json(const RankRow& row, double tolerance) {
          {"t", row.coords.t},
          {"layers", Json::array()},
          {"groups", {{"tp", row.groups[0]}, {"pp", row.groups[1]}, {"dp", row.groups[2]}}}};
-  for (std::int64_t l = row.stage.first; l < row.stage.end; ++l) j["layers"].push_back(l);
+  for (const std::int64_t l : row.layers) j["layers"].push_back(l);
   if (row.check) {
     const RankCheck& c = *row.check;
     j["max_abs_error"] = c.max_abs();
@@ -155,6 +219,30 @@ Json rank_json(const RankRow& row, double tolerance) {
     j["errors"] = {{"grads", stat_json(c.grads)}, {"output", stat_json(c.output)}};
     if (c.loss.compared) j["errors"]["loss"] = stat_json(c.loss);
     if (c.golden) j["errors"]["golden_grads"] = stat_json(*c.golden);
+  }
+  return j;
+}
+
+Json pipeline_json(const TrainReport& r) {
+  const PipelineReport& p = r.pipeline;
+  const ScheduleSpec& spec = p.schedule.spec;
+  Json j{{"schedule", to_string(spec.kind)},
+         {"microbatches", spec.microbatches},
+         {"virtual_stages", spec.virtual_stages},
+         {"tp_comm", to_string(r.spec.step.tp_comm)},
+         {"valid", p.verdict.ok()},
+         {"stages", Json::array()}};
+  const std::vector<StageMessages> messages = p.schedule.messages();
+  for (int stage = 0; stage < spec.pp; ++stage) {
+    const auto st = static_cast<std::size_t>(stage);
+    Json s{
+        {"stage", stage},
+        {"layers", stage_layer_indices(r.spec.shape.layers, spec.pp, spec.virtual_stages, stage)},
+        {"compute_order", p.schedule.compute_order(stage)},
+        {"peak_in_flight", p.schedule.peak_in_flight(stage)},
+        {"messages_per_rank", {{"sent", messages[st].sent}, {"received", messages[st].received}}}};
+    if (st < p.traced_messages.size()) s["traced_messages"] = p.traced_messages[st];
+    j["stages"].push_back(s);
   }
   return j;
 }
@@ -181,6 +269,7 @@ int TrainReport::exit_code() const {
 void print_text(std::ostream& out, const TrainReport& r) {
   print_header(out, r);
   print_layout(out, r);
+  print_pipeline(out, r);
   if (r.status == RunStatus::ok) {
     print_losses(out, r);
     print_checks(out, r);
@@ -235,9 +324,12 @@ nlohmann::ordered_json to_json(const TrainReport& r) {
         {"all_reduce", tally_json(t.all_reduce)},
         {"send", tally_json(t.send)},
         {"recv", tally_json(t.recv)},
+        {"all_gather", tally_json(t.all_gather)},
+        {"reduce_scatter", tally_json(t.reduce_scatter)},
         {"other", tally_json(t.other)},
         {"total", tally_json(t.total())}};
   }
+  j["pipeline"] = pipeline_json(r);
   j["traffic_checked"] = r.traffic_checked;
   j["traffic_mismatches"] = r.traffic_mismatches;
   if (r.dense_golden) {

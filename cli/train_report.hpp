@@ -14,6 +14,9 @@
 #include "model/parallel_check.hpp"
 #include "model/problem.hpp"
 #include "model/run_golden.hpp"
+#include "model/schedule.hpp"
+#include "model/schedule_validator.hpp"
+#include "model/step_options.hpp"
 #include "model/traffic.hpp"
 
 namespace ranklab::cli {
@@ -27,13 +30,14 @@ struct TrainSpec {
   std::uint64_t seed = 0;
   std::filesystem::path init_from;  ///< empty: generated weights and data
   std::filesystem::path save;       ///< empty: nothing saved
+  StepOptions step;                 ///< schedule and TP communication (the seed's by default)
 };
 
 /// One rank: where it sits and how far its results are from the references.
 struct RankRow {
   int rank = 0;
   Coords coords;
-  StageLayers stage;
+  std::vector<std::int64_t> layers;   ///< the global layers the rank holds
   std::array<std::string, 3> groups;  ///< tp, pp, dp group names
   std::optional<RankCheck> check;     ///< absent when the run failed
 };
@@ -47,6 +51,15 @@ struct ReplicaLoss {
   std::optional<double> golden;
 };
 
+/// The pipeline of a run: the schedule, the validator's verdict on it, and the messages
+/// each stage's ranks exchanged on their PP groups according to the trace.
+struct PipelineReport {
+  Schedule schedule;
+  ScheduleVerdict verdict;
+  std::vector<std::uint64_t> traced_messages;  ///< per stage: PP sends + recvs, all its ranks
+  int ranks_per_stage = 0;
+};
+
 struct TrainReport {
   TrainSpec spec;
   std::string cluster;  ///< "policy rank-order, threads 1, send mode rendezvous, algorithm direct"
@@ -54,8 +67,9 @@ struct TrainReport {
   std::vector<ReplicaLoss> losses;
   std::array<KindTraffic, 3> traffic;  ///< summed over ranks, by GroupKind
   std::array<std::size_t, 3> group_counts{};
-  bool traffic_checked = false;                 ///< only direct collectives have the seed's counts
-  std::vector<std::string> traffic_mismatches;  ///< ranks whose traffic differs from the seed's
+  PipelineReport pipeline;
+  bool traffic_checked = false;                 ///< only direct collectives have known counts
+  std::vector<std::string> traffic_mismatches;  ///< ranks whose traffic differs from the step's
   std::optional<DenseGoldenCheck> dense_golden;
   double tolerance = 0.0;
   double run_ms = 0.0;    ///< the cluster run: start-up, one step on every rank, shut-down

@@ -44,6 +44,13 @@ struct StackHooks {
   /// (an all_reduce over the TP group); not called for a first layer given no dx. Its
   /// forward is the identity.
   std::function<void(Matrix<Scalar>&)> reduce_input_grad;
+  /// Sequence parallelism only (model/sequence_parallel.hpp), where reduce_output leaves
+  /// each rank its sequence shard and reduce_input_grad likewise: forward, applied to the
+  /// input of every layer after the first (shard to full rows); backward, to the output
+  /// gradient of every layer but the last. The stack's own input and output gradient are
+  /// full rows, and its output and input gradient shards: the caller gathers at the edges.
+  std::function<void(Matrix<Scalar>&)> gather_input;
+  std::function<void(Matrix<Scalar>&)> gather_output_grad;
 };
 
 /// Runs x [rows, H] through every layer (b2 included); returns cache.output.

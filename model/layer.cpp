@@ -143,15 +143,27 @@ Matrix<Scalar> gelu_grad(ConstMatrixRef<Scalar> z) {
 
 template <typename Scalar>
 Scalar mse_loss(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target) {
-  check_rows_cols("mse_loss: target", target.rows(), target.cols(), y.rows(), y.cols());
-  return (y - target).squaredNorm() / static_cast<Scalar>(y.size());
+  return mse_loss_part<Scalar>(y, target, y.size());
 }
 
 template <typename Scalar>
 void mse_loss_grad(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target, Matrix<Scalar>& dy) {
+  mse_loss_grad_part<Scalar>(y, target, dy, y.size());
+}
+
+template <typename Scalar>
+Scalar mse_loss_part(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target,
+                     std::int64_t elements) {
+  check_rows_cols("mse_loss: target", target.rows(), target.cols(), y.rows(), y.cols());
+  return (y - target).squaredNorm() / static_cast<Scalar>(elements);
+}
+
+template <typename Scalar>
+void mse_loss_grad_part(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target, Matrix<Scalar>& dy,
+                        std::int64_t elements) {
   check_rows_cols("mse_loss_grad: target", target.rows(), target.cols(), y.rows(), y.cols());
   // The factor is formed in double, as PyTorch's mse_loss_backward does.
-  dy.noalias() = (y - target) * static_cast<Scalar>(2.0 / static_cast<double>(y.size()));
+  dy.noalias() = (y - target) * static_cast<Scalar>(2.0 / static_cast<double>(elements));
 }
 
 template <typename Scalar>
@@ -183,6 +195,10 @@ LayerParams<Scalar> shard_layer(const LayerParams<Scalar>& full, int tp_rank, in
   template Scalar mse_loss<Scalar>(ConstMatrixRef<Scalar>, ConstMatrixRef<Scalar>);        \
   template void mse_loss_grad<Scalar>(ConstMatrixRef<Scalar>, ConstMatrixRef<Scalar>,      \
                                       Matrix<Scalar>&);                                    \
+  template Scalar mse_loss_part<Scalar>(ConstMatrixRef<Scalar>, ConstMatrixRef<Scalar>,    \
+                                        std::int64_t);                                     \
+  template void mse_loss_grad_part<Scalar>(ConstMatrixRef<Scalar>, ConstMatrixRef<Scalar>, \
+                                           Matrix<Scalar>&, std::int64_t);                 \
   template LayerParams<Scalar> shard_layer<Scalar>(const LayerParams<Scalar>&, int, int);
 
 RANKLAB_INSTANTIATE_LAYER(float)

@@ -15,6 +15,8 @@
 // with GELU(z) = z·Φ(z), Φ(z) = ½(1 + erf(z/√2)), GELU'(z) = Φ(z) + z·φ(z).
 #pragma once
 
+#include <cstdint>
+
 #include "model/tensor.hpp"
 
 namespace ranklab {
@@ -94,6 +96,19 @@ Scalar mse_loss(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target);
 /// dL/dy of mse_loss: 2·(y - target) / y.size().
 template <typename Scalar>
 void mse_loss_grad(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target, Matrix<Scalar>& dy);
+
+/// Micro-batches: the share of mse_loss over a whole batch of `elements` elements that the
+/// rows `y` contribute, Σ(y - target)² / elements (Megatron's loss of a micro-batch divided
+/// by the number of micro-batches). mse_loss(y, t) is mse_loss_part(y, t, y.size()).
+template <typename Scalar>
+Scalar mse_loss_part(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target,
+                     std::int64_t elements);
+
+/// dL/dy of the whole batch's loss for the rows `y`: 2·(y - target) / elements, the same
+/// bits as the matching rows of mse_loss_grad over the whole batch.
+template <typename Scalar>
+void mse_loss_grad_part(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target, Matrix<Scalar>& dy,
+                        std::int64_t elements);
 
 /// TP shard t of `full` (parameters or gradients): w1 rows and b1 entries
 /// [t*I/tp, (t+1)*I/tp), the same w2 columns, and all of b2.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/sequence_parallel.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -45,7 +46,7 @@ bool RankCheck::ok(double tolerance) const {
 
 template <typename Scalar>
 DenseReference<Scalar> compute_dense_reference(const Problem<Scalar>& problem) {
-  DenseReference<Scalar> out;
+  DenseReference<Scalar> out{.shape = problem.shape};
   StackCache<Scalar> cache;
   dense_data_parallel<Scalar>(problem.layers, problem.inputs, problem.targets, cache, out.result);
   // A second forward keeps every layer's output (dense_data_parallel reuses one cache).
@@ -61,24 +62,32 @@ DenseReference<Scalar> compute_dense_reference(const Problem<Scalar>& problem) {
 template <typename Scalar>
 RankCheck check_rank(const RankResult<Scalar>& result, const ParallelConfig& config,
                      const DenseReference<Scalar>& reference) {
-  RankCheck check{.rank = result.rank, .coords = result.coords, .stage = result.stage};
+  RankCheck check{.rank = result.rank, .coords = result.coords, .layers = result.layers};
   const Coords& c = result.coords;
   const auto d = static_cast<std::size_t>(c.d);
-  if (d >= reference.activations.size() ||
-      result.grads.size() != static_cast<std::size_t>(result.stage.count()) ||
-      result.stage.end > static_cast<std::int64_t>(reference.result.grads.size())) {
-    throw UsageError(
-        fmt::format("rank {}: result of replica {} with {} gradients for layers "
-                    "[{}, {}) does not fit the reference",
-                    result.rank, c.d, result.grads.size(), result.stage.first, result.stage.end));
+  const auto layer_count = static_cast<std::int64_t>(reference.result.grads.size());
+  if (d >= reference.activations.size() || result.layers.empty() ||
+      result.grads.size() != result.layers.size() ||
+      !std::all_of(result.layers.begin(), result.layers.end(),
+                   [&](std::int64_t l) { return l >= 0 && l < layer_count; })) {
+    throw UsageError(fmt::format(
+        "rank {}: result of replica {} with {} gradients for {} layers does not fit the "
+        "reference of {} layers",
+        result.rank, c.d, result.grads.size(), result.layers.size(), layer_count));
   }
-  const auto last_layer = static_cast<std::size_t>(result.stage.end - 1);
-  check.output.add(result.output, reference.activations[d][last_layer]);
+  const Matrix<Scalar>& after_stage =
+      reference.activations[d][static_cast<std::size_t>(result.layers.back())];
+  if (result.output_is_sequence_shard) {
+    const SequenceSplit split{.seq = reference.shape.seq, .tp = config.tp};
+    check.output.add(result.output, sequence_shard<Scalar>(after_stage, split, c.t));
+  } else {
+    check.output.add(result.output, after_stage);
+  }
   if (result.loss) check.loss.add_scalar(*result.loss, reference.result.replicas[d].loss);
-  for (std::int64_t l = result.stage.first; l < result.stage.end; ++l) {
-    const LayerGrads<Scalar> expected =
-        shard_layer(reference.result.grads[static_cast<std::size_t>(l)], c.t, config.tp);
-    const LayerGrads<Scalar>& got = result.grads[static_cast<std::size_t>(l - result.stage.first)];
+  for (std::size_t k = 0; k < result.layers.size(); ++k) {
+    const LayerGrads<Scalar> expected = shard_layer(
+        reference.result.grads[static_cast<std::size_t>(result.layers[k])], c.t, config.tp);
+    const LayerGrads<Scalar>& got = result.grads[k];
     check.grads.add(got.w1, expected.w1);
     check.grads.add(got.b1, expected.b1);
     check.grads.add(got.w2, expected.w2);

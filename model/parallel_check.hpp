@@ -62,9 +62,10 @@ void ErrorStat::add(const A& computed, const B& expected) {
 struct RankCheck {
   int rank = 0;
   Coords coords;
-  StageLayers stage;
-  ErrorStat loss;    ///< last stage only (compared == false elsewhere)
+  std::vector<std::int64_t> layers;  ///< the global layers the rank holds
+  ErrorStat loss;                    ///< last stage only (compared == false elsewhere)
   ErrorStat output;  ///< the stage output against the dense activation after the stage
+                     ///< (its sequence shard under sp)
   ErrorStat grads;   ///< every local gradient against the sliced, DP-averaged dense one
   std::optional<ErrorStat> golden;  ///< the local gradients against the golden set's
 
@@ -78,6 +79,7 @@ struct RankCheck {
 /// The dense run of a problem: the DP reference, plus every replica's activations.
 template <typename Scalar>
 struct DenseReference {
+  ModelShape shape;  ///< the problem's
   DataParallelResult<Scalar> result;
   /// activations[d][l]: output of layer l (b2 included) for replica d.
   std::vector<std::vector<Matrix<Scalar>>> activations;

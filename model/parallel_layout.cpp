@@ -147,6 +147,30 @@ StageLayers stage_layers(std::int64_t layers, int pp, int p) {
   return {.first = p * per_stage, .end = (p + 1) * per_stage};
 }
 
+std::vector<StageLayers> stage_chunks(std::int64_t layers, int pp, int virtual_stages, int p) {
+  if (virtual_stages <= 0 || pp <= 0 || p < 0 || p >= pp ||
+      layers % (static_cast<std::int64_t>(pp) * virtual_stages) != 0) {
+    throw UsageError(fmt::format("stage {} of PP={} with V={} chunks for L={} layers", p, pp,
+                                 virtual_stages, layers));
+  }
+  const std::int64_t per_chunk = layers / (static_cast<std::int64_t>(pp) * virtual_stages);
+  std::vector<StageLayers> chunks;
+  for (int c = 0; c < virtual_stages; ++c) {
+    const std::int64_t k = static_cast<std::int64_t>(c) * pp + p;
+    chunks.push_back({.first = k * per_chunk, .end = (k + 1) * per_chunk});
+  }
+  return chunks;
+}
+
+std::vector<std::int64_t> stage_layer_indices(std::int64_t layers, int pp, int virtual_stages,
+                                              int p) {
+  std::vector<std::int64_t> out;
+  for (const StageLayers& chunk : stage_chunks(layers, pp, virtual_stages, p)) {
+    for (std::int64_t l = chunk.first; l < chunk.end; ++l) out.push_back(l);
+  }
+  return out;
+}
+
 ParallelLayout::ParallelLayout(Communicator& world, const ParallelConfig& config)
     : config_(config), rank_(world.rank()) {
   config_.validate();

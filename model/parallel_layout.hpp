@@ -98,6 +98,13 @@ struct StageLayers {
 };
 /// The layers of stage `p` of `pp` for a model of `layers` layers (divisible by pp).
 StageLayers stage_layers(std::int64_t layers, int pp, int p);
+/// The V model chunks stage `p` holds when the layers form PP·V virtual stages of
+/// L/(PP·V) layers (Megatron's interleaving: chunk c is virtual stage c·PP + p). With V = 1,
+/// the one chunk is stage_layers(layers, pp, p). Throws UsageError unless PP·V divides L.
+std::vector<StageLayers> stage_chunks(std::int64_t layers, int pp, int virtual_stages, int p);
+/// Every layer of stage_chunks(...), in order.
+std::vector<std::int64_t> stage_layer_indices(std::int64_t layers, int pp, int virtual_stages,
+                                              int p);
 
 /// One rank's view of the parallel groups, like Megatron's parallel_state.
 class ParallelLayout {

@@ -55,7 +55,7 @@ GoldenSet<Scalar> make_golden_set(const Problem<Scalar>& problem, const Parallel
            .first = c.t * local,
            .end = (c.t + 1) * local,
            .grads = r.grads};
-    for (std::int64_t l = r.stage.first; l < r.stage.end; ++l) out.layers.push_back(l);
+    out.layers = r.layers;
   }
   return set;
 }
@@ -65,8 +65,7 @@ std::optional<ErrorStat> compare_rank_with_golden(const RankResult<Scalar>& resu
                                                   const GoldenSet<Scalar>& golden) {
   for (const GoldenRankGrads<Scalar>& g : golden.hybrid_grads) {
     if (g.d != result.coords.d || g.p != result.coords.p || g.t != result.coords.t) continue;
-    if (g.grads.size() != result.grads.size() || g.layers.empty() ||
-        g.layers.front() != result.stage.first ||
+    if (g.grads.size() != result.grads.size() || g.layers != result.layers ||
         g.grads.front().inter() != result.grads.front().inter()) {
       return std::nullopt;  // same coordinates, another layout
     }

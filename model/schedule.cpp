@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -11,6 +14,8 @@ namespace {
 // Degrees above this are typos: a schedule has O(M·V) steps per stage, and each stage of a
 // run is a set of fibers.
 constexpr int kMaxDegree = 1 << 12;
+// And the whole schedule, about 4·PP·M·V steps, stays well under a second to build and check.
+constexpr std::int64_t kMaxPasses = std::int64_t{1} << 16;
 
 }  // namespace
 
@@ -45,6 +50,12 @@ void ScheduleSpec::validate() const {
     if (value > kMaxDegree) {
       throw UsageError(fmt::format("{} = {} is too large (at most {})", name, value, kMaxDegree));
     }
+  }
+  const std::int64_t passes = std::int64_t{pp} * microbatches * virtual_stages;
+  if (passes > kMaxPasses) {
+    throw UsageError(
+        fmt::format("PP*M*V = {}*{}*{} = {} passes per direction is too large (at most {})", pp,
+                    microbatches, virtual_stages, passes, kMaxPasses));
   }
   if (kind == ScheduleKind::seed && microbatches != 1) {
     throw UsageError(fmt::format(
@@ -114,6 +125,17 @@ std::string Schedule::compute_order(int stage) const {
     if (spec.virtual_stages > 1) out += fmt::format(".{}", step.pass.chunk);
   }
   return out;
+}
+
+int Schedule::peak_in_flight(int stage) const {
+  int live = 0;
+  int peak = 0;
+  for (const Step& step : stages.at(static_cast<std::size_t>(stage))) {
+    if (!step.compute) continue;
+    live += step.pass.kind == PassKind::forward ? 1 : -1;
+    peak = std::max(peak, live);
+  }
+  return peak;
 }
 
 std::string microbatch_label(int microbatch, int chunk, int virtual_stages) {

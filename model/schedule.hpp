@@ -131,6 +131,9 @@ struct Schedule {
   std::vector<StageMessages> messages() const;
   /// Each stage's compute passes in order: "F0 F1 B0 ..." ("F0.1" for chunk 1 when V > 1).
   std::string compute_order(int stage) const;
+  /// The most forward passes of a stage whose backward has not run yet, at any step: how
+  /// many micro-batches' activations the stage keeps at once (GPipe M, 1F1B PP-p).
+  int peak_in_flight(int stage) const;
 };
 
 /// "m3" (V = 1) or "m3 c1": a micro-batch and chunk as tables and reports name them.

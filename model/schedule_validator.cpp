@@ -326,7 +326,7 @@ ScheduleVerdict dry_run(const Schedule& s) {
     for (const StageMessages& m : s.messages()) verdict.messages += m.sent;
     return verdict;
   }
-  verdict.details = report.details;
+  verdict.details = "dry run (rank r runs stage r):\n" + report.details;
   if (report.status != RunStatus::deadlock) {
     verdict.kind = ScheduleVerdict::Kind::mismatch;
     try {

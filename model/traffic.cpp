@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "model/schedule_builders.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -16,6 +17,8 @@ OpTally KindTraffic::total() const {
   OpTally out = all_reduce;
   out += send;
   out += recv;
+  out += all_gather;
+  out += reduce_scatter;
   out += other;
   return out;
 }
@@ -24,6 +27,8 @@ KindTraffic& KindTraffic::operator+=(const KindTraffic& o) {
   all_reduce += o.all_reduce;
   send += o.send;
   recv += o.recv;
+  all_gather += o.all_gather;
+  reduce_scatter += o.reduce_scatter;
   other += o.other;
   return *this;
 }
@@ -51,10 +56,12 @@ std::vector<RankTraffic> count_traffic(const Trace& trace) {
       }
       if (event.status != OpStatus::completed || !kinds[event.group]) continue;
       KindTraffic& traffic = out[rank][*kinds[event.group]];
-      OpTally& tally = event.op == OpKind::all_reduce ? traffic.all_reduce
-                       : event.op == OpKind::send     ? traffic.send
-                       : event.op == OpKind::recv     ? traffic.recv
-                                                      : traffic.other;
+      OpTally& tally = event.op == OpKind::all_reduce       ? traffic.all_reduce
+                       : event.op == OpKind::send           ? traffic.send
+                       : event.op == OpKind::recv           ? traffic.recv
+                       : event.op == OpKind::all_gather     ? traffic.all_gather
+                       : event.op == OpKind::reduce_scatter ? traffic.reduce_scatter
+                                                            : traffic.other;
       tally.add(event.bytes);
     }
   }
@@ -67,33 +74,56 @@ KindTraffic total_traffic(const std::vector<RankTraffic>& ranks, GroupKind kind)
   return out;
 }
 
+namespace {
+
+// The TP collectives of one pass of a chunk of `n` layers (virtual stage k of `count`) on a
+// micro-batch whose full rows weigh `full` bytes.
+void add_tp_pass(KindTraffic& tp, const Pass& pass, int k, int count, std::uint64_t n,
+                 std::uint64_t full, int tp_size, TpComm comm) {
+  const bool fwd = pass.kind == PassKind::forward;
+  const std::uint64_t reductions = fwd || k > 0 ? n : n - 1;
+  if (comm == TpComm::all_reduce) {
+    for (std::uint64_t i = 0; i < reductions; ++i) tp.all_reduce.add(full);
+    return;
+  }
+  const std::uint64_t shard = full / static_cast<std::uint64_t>(tp_size);
+  // Forward: the stage input (unless the data), every inner layer input, the model output.
+  // Backward: the output gradient (unless the loss's), every inner layer's.
+  const bool edge_in = fwd ? k > 0 : k < count - 1;
+  const std::uint64_t gathers = (edge_in ? 1 : 0) + (n - 1) + (fwd && k == count - 1 ? 1 : 0);
+  for (std::uint64_t i = 0; i < gathers; ++i) tp.all_gather.add(shard);
+  for (std::uint64_t i = 0; i < reductions; ++i) tp.reduce_scatter.add(shard);
+}
+
+}  // namespace
+
 RankTraffic expected_traffic(const ParallelConfig& config, const ModelShape& shape,
-                             std::size_t element_bytes, int rank) {
+                             std::size_t element_bytes, int rank, const StepOptions& options) {
   const Coords c = config.coords_of(rank);
-  const auto layers = static_cast<std::uint64_t>(shape.layers / config.pp);
+  const ScheduleSpec spec = options.schedule_spec(config.pp);
   const auto bytes = [&](std::int64_t elements) {
     return static_cast<std::uint64_t>(elements) * element_bytes;
   };
-  const std::uint64_t activation = bytes(shape.rows() * shape.hidden);
+  const std::uint64_t micro = bytes(shape.rows() / spec.microbatches * shape.hidden);
+  const bool sp = options.tp_comm == TpComm::sequence_parallel && config.tp > 1;
+  const std::uint64_t message = sp ? micro / static_cast<std::uint64_t>(config.tp) : micro;
+  const auto chunk_layers = static_cast<std::uint64_t>(shape.layers / spec.virtual_count());
   const std::int64_t local = shape.inter / config.tp;
+  const Schedule schedule = build_schedule(spec);
   RankTraffic out;
-  if (config.tp > 1) {
-    const std::uint64_t backward = c.p == 0 ? layers - 1 : layers;
-    out[GroupKind::tp].all_reduce = {layers + backward, (layers + backward) * activation};
-  }
-  if (config.pp > 1) {
-    KindTraffic& pp = out[GroupKind::pp];
-    if (c.p > 0) {  // activations in, their gradient back
-      pp.recv.add(activation);
-      pp.send.add(activation);
+  for (const Step& step : schedule.stages[static_cast<std::size_t>(c.p)]) {
+    if (step.compute) {
+      if (config.tp == 1) continue;
+      add_tp_pass(out[GroupKind::tp], step.pass, spec.virtual_stage(c.p, step.pass.chunk),
+                  spec.virtual_count(), chunk_layers, micro, config.tp, options.tp_comm);
+      continue;
     }
-    if (c.p < config.pp - 1) {  // activations out, their gradient in
-      pp.send.add(activation);
-      pp.recv.add(activation);
-    }
+    for (const Transfer& t : step.transfers)
+      (t.send ? out[GroupKind::pp].send : out[GroupKind::pp].recv).add(message);
   }
   if (config.dp > 1) {
     OpTally& dp = out[GroupKind::dp].all_reduce;
+    const auto layers = static_cast<std::uint64_t>(shape.layers / config.pp);
     for (std::uint64_t l = 0; l < layers; ++l) {
       dp.add(bytes(local * shape.hidden));  // w1
       dp.add(bytes(local));                 // b1

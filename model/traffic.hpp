@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/parallel_layout.hpp"
+#include "model/step_options.hpp"
 #include "traces/event.hpp"
 
 namespace ranklab {
@@ -34,9 +35,11 @@ struct KindTraffic {
   OpTally all_reduce;
   OpTally send;
   OpTally recv;
-  OpTally other;  ///< any other operation on a group of this kind
+  OpTally all_gather;      ///< sequence-parallel TP (bytes: the input shard)
+  OpTally reduce_scatter;  ///< sequence-parallel TP (bytes: the output shard)
+  OpTally other;           ///< any other operation on a group of this kind
 
-  /// Every operation, and every byte, of the four tallies.
+  /// Every operation, and every byte, of the tallies.
   OpTally total() const;
   KindTraffic& operator+=(const KindTraffic& other);
   friend bool operator==(const KindTraffic&, const KindTraffic&) = default;
@@ -64,14 +67,20 @@ std::vector<RankTraffic> count_traffic(const Trace& trace);
 KindTraffic total_traffic(const std::vector<RankTraffic>& ranks, GroupKind kind);
 
 /// What the step of model/parallel_step.hpp sends from `rank` with direct collectives, for
-/// `config` training `shape` (the shape the mode trains) in elements of `element_bytes`:
-///   TP (TP > 1): one all_reduce of [rows, H] per stage layer forward, and one per stage
-///                layer backward except layer 0 of stage 0
-///   PP (PP > 1): stage p > 0 receives [rows, H] and sends its gradient back; stage
-///                p < PP-1 sends [rows, H] and receives its gradient
-///   DP (DP > 1): per stage layer, one all_reduce each of w1 [I/TP, H], b1 [I/TP],
+/// `config` training `shape` (the shape the mode trains) in elements of `element_bytes`,
+/// under `options` (the seed's step by default). Per pass of the rank's schedule through a
+/// chunk of n layers on a micro-batch of R = B·S/M rows:
+///   TP (TP > 1), allreduce: n all_reduces of [R, H] forward, and n backward except that
+///                virtual stage 0 reduces no input gradient for its first layer;
+///            sp: reduce_scatters instead (of [R/TP, H] shards), and an all_gather of a
+///                shard wherever full rows are needed: the input of each layer but the
+///                model's first, the model output, each output gradient but the loss's
+///   PP (PP > 1): one send or recv of [R, H] ([R/TP, H] under sp) per transfer
+///   DP (DP > 1): per layer held, one all_reduce each of w1 [I/TP, H], b1 [I/TP],
 ///                w2 [H, I/TP] and b2 [H]
+/// For the seed's step: per stage layer one TP all_reduce forward and one backward (but
+/// layer 0 of stage 0), and a send and a recv per neighbouring stage.
 RankTraffic expected_traffic(const ParallelConfig& config, const ModelShape& shape,
-                             std::size_t element_bytes, int rank);
+                             std::size_t element_bytes, int rank, const StepOptions& options = {});
 
 }  // namespace ranklab

@@ -13,12 +13,14 @@
 
 namespace ranklab::testing {
 
-/// How to run a job: scheduler policy, OS threads, collective algorithm, send mode.
+/// How to run a job: scheduler policy, OS threads, collective algorithm, send mode, and
+/// the step's schedule and TP communication.
 struct JobOptions {
   std::string policy = "rank-order";
   int threads = 1;
   Algorithm algorithm = Algorithm::direct;
   std::string send_mode = "rendezvous";
+  StepOptions step;
 };
 
 /// Every rank's result (by global rank), the trace and the report of one run.
@@ -48,7 +50,7 @@ JobRun<Scalar> run_job(const ParallelConfig& config, const Problem<Scalar>& prob
       [&](Communicator& world) {
         // Each rank writes only its own slot, so threads never share an element.
         run.results[static_cast<std::size_t>(world.rank())] =
-            run_parallel_rank<Scalar>(world, config, problem);
+            run_parallel_rank<Scalar>(world, config, problem, job.step);
       },
       job.algorithm);
   run.trace = sink->trace();

@@ -70,6 +70,10 @@ TEST(ScheduleTest, ComputeOrdersFollowThePapers) {
   EXPECT_EQ(one.compute_order(0), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
   EXPECT_EQ(one.compute_order(2), "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5");
   EXPECT_EQ(one.compute_order(3), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
+  // Activations kept: GPipe all M, 1F1B PP-p on stage p.
+  EXPECT_EQ(gpipe.peak_in_flight(0), 3);
+  EXPECT_EQ(one.peak_in_flight(0), 4);
+  EXPECT_EQ(one.peak_in_flight(3), 1);
   // Fewer micro-batches than the warm-up: the warm-up is cut to M.
   EXPECT_EQ(build_schedule(spec(ScheduleKind::one_f_one_b, 4, 2)).compute_order(0), "F0 F1 B0 B1");
   const Schedule inter = build_schedule(spec(ScheduleKind::interleaved, 2, 4, 2));
@@ -131,6 +135,8 @@ TEST(ScheduleTest, BadSpecsAreOneLine) {
                    "--virtual-stages 2 needs --schedule interleaved");
   EXPECT_THROW_MSG(spec(ScheduleKind::interleaved, 4, 6, 2).validate(), UsageError,
                    "--microbatches 6 must be a multiple of PP");
+  EXPECT_THROW_MSG(spec(ScheduleKind::interleaved, 4096, 4096, 4).validate(), UsageError,
+                   "PP*M*V = 4096*4096*4 = 67108864 passes per direction is too large");
   EXPECT_THROW_MSG(spec(ScheduleKind::gpipe, 2, 0).validate(), UsageError,
                    "--microbatches must be positive, got 0");
   const ModelShape shape{.batch = 8, .layers = 4};

@@ -44,6 +44,37 @@ TEST(TrafficTest, DegenerateAxesAndMiddleStages) {
   EXPECT_EQ(middle[GroupKind::pp].recv.count, 2u);
 }
 
+//! Micro-batches multiply the TP and PP operations by M at 1/M of the bytes; sequence
+//! parallelism turns each all_reduce into a reduce_scatter of a shard, adds the gathers
+//! where full rows are needed, and sends shards between stages.
+TEST(TrafficTest, SchedulesAndSequenceParallelism) {
+  const ModelShape shape;  // L4: 2 layers per stage of PP2
+  const ParallelConfig config{.tp = 2, .pp = 2, .dp = 1};
+  const StepOptions one{.schedule = ScheduleKind::one_f_one_b, .microbatches = 4};
+  const std::uint64_t micro = kActivation / 4;
+  for (int rank = 0; rank < 4; ++rank) {
+    const RankTraffic t = expected_traffic(config, shape, sizeof(float), rank, one);
+    const std::uint64_t tp_ops = 4 * (config.coords_of(rank).p == 0 ? 3 : 4);
+    EXPECT_EQ(t[GroupKind::tp].all_reduce, (OpTally{tp_ops, tp_ops * micro}));
+    EXPECT_EQ(t[GroupKind::pp].send, (OpTally{4, 4 * micro}));
+    EXPECT_EQ(t[GroupKind::pp].recv, (OpTally{4, 4 * micro}));
+  }
+  const StepOptions sp{.tp_comm = TpComm::sequence_parallel};
+  const std::uint64_t shard = kActivation / 2;
+  // Stage 0: forward gathers layer 1's input, backward the stage's output gradient and
+  // layer 1's; it reduce-scatters 2 outputs and 1 input gradient (layer 0 needs none).
+  const RankTraffic first = expected_traffic(config, shape, sizeof(float), 0, sp);
+  EXPECT_EQ(first[GroupKind::tp].all_gather, (OpTally{3, 3 * shard}));
+  EXPECT_EQ(first[GroupKind::tp].reduce_scatter, (OpTally{3, 3 * shard}));
+  EXPECT_EQ(first[GroupKind::tp].all_reduce.count, 0u);
+  EXPECT_EQ(first[GroupKind::pp].send, (OpTally{1, shard}));
+  // Stage 1: forward gathers its input, layer 3's and the model output; backward layer 3's
+  // output gradient (the loss's is full); 2 + 2 reduce-scatters.
+  const RankTraffic last = expected_traffic(config, shape, sizeof(float), 2, sp);
+  EXPECT_EQ(last[GroupKind::tp].all_gather, (OpTally{4, 4 * shard}));
+  EXPECT_EQ(last[GroupKind::tp].reduce_scatter, (OpTally{4, 4 * shard}));
+}
+
 //! Groups are classified by their name's prefix; other groups (world) are not counted,
 //! pending operations neither, and an event naming an unknown group is an error.
 TEST(TrafficTest, CountsATrace) {

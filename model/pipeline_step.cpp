@@ -1,0 +1,216 @@
+#include "model/pipeline_step.hpp"
+
+#include <fmt/format.h>
+
+#include <span>
+
+#include "model/data_parallel.hpp"
+#include "model/sequence_parallel.hpp"
+#include "model/tensor_parallel.hpp"
+#include "traces/error.hpp"
+
+namespace ranklab {
+
+namespace {
+
+// One rank's run of its stage of a schedule. Buffers are per (micro-batch, chunk) slot,
+// m·V + c, allocated once: a received activation stays until its forward, a forward's
+// cache until its backward, an input gradient until it is sent.
+template <typename Scalar>
+class StageRunner {
+ public:
+  StageRunner(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm, std::int64_t seq,
+              const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
+              ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
+              RankResult<Scalar>& out)
+      : layout_(layout),
+        schedule_(schedule),
+        spec_(schedule.spec),
+        stage_(layout.coords().p),
+        sp_(tp_comm == TpComm::sequence_parallel),
+        split_{.seq = seq, .tp = layout.config().tp},
+        chunks_(chunks),
+        inputs_(inputs),
+        targets_(targets),
+        out_(out),
+        rows_(inputs.rows() / spec_.microbatches),
+        message_rows_(sp_ ? split_.shard_rows(rows_) : rows_),
+        hidden_(inputs.cols()),
+        elements_(inputs.rows() * inputs.cols()) {
+    if (spec_.pp != layout.config().pp ||
+        chunks.size() != static_cast<std::size_t>(spec_.virtual_stages) ||
+        inputs.rows() % spec_.microbatches != 0) {
+      throw UsageError(
+          fmt::format("pipeline step: schedule {} for PP={} with {} chunks and {} rows",
+                      spec_.describe(), layout.config().pp, chunks.size(), inputs.rows()));
+    }
+    Communicator& tp = layout.tensor_parallel();
+    hooks_ = sp_ ? sequence_parallel_hooks<Scalar>(tp, split_) : tensor_parallel_hooks<Scalar>(tp);
+    const auto slots = static_cast<std::size_t>(spec_.microbatches * spec_.virtual_stages);
+    caches_.resize(slots);
+    act_in_.resize(slots);
+    grad_in_.resize(slots);
+    grad_out_.resize(slots);
+    chunk_grads_.resize(chunks.size());
+    started_.assign(chunks.size(), false);
+    const bool last_stage = stage_ == spec_.pp - 1;
+    out_.output_is_sequence_shard = sp_ && !last_stage && split_.tp > 1;
+    out_.output.resize(
+        out_.output_is_sequence_shard ? split_.shard_rows(inputs.rows()) : inputs.rows(), hidden_);
+    out_.loss.reset();
+    if (last_stage) out_.loss = Scalar(0);
+  }
+
+  void run() {
+    for (const Step& step : schedule_.stages.at(static_cast<std::size_t>(stage_))) {
+      if (!step.compute) {
+        exchange(step.transfers);
+      } else if (step.pass.kind == PassKind::forward) {
+        forward(step.pass.microbatch, step.pass.chunk);
+      } else {
+        backward(step.pass.microbatch, step.pass.chunk);
+      }
+    }
+    out_.grads.clear();
+    for (std::vector<LayerGrads<Scalar>>& grads : chunk_grads_) {
+      for (LayerGrads<Scalar>& g : grads) out_.grads.push_back(std::move(g));
+    }
+    average_gradients(layout_.data_parallel(), out_.grads);
+  }
+
+ private:
+  std::size_t slot(int m, int c) const {
+    return static_cast<std::size_t>(m * spec_.virtual_stages + c);
+  }
+
+  // Full rows of a stage-edge tensor: under sp the shard is gathered (into `gathered_`).
+  ConstMatrixRef<Scalar> full_rows(const Matrix<Scalar>& edge) {
+    if (!sp_) return edge;
+    all_gather_sequence<Scalar>(layout_.tensor_parallel(), split_, edge, gathered_);
+    return gathered_;
+  }
+
+  void forward(int m, int c) {
+    const int k = spec_.virtual_stage(stage_, c);
+    StackCache<Scalar>& cache = caches_[slot(m, c)];
+    const auto& layers = chunks_[static_cast<std::size_t>(c)];
+    if (k == 0) {
+      dense_forward<Scalar>(layers, inputs_.middleRows(m * rows_, rows_), cache, hooks_);
+    } else {
+      // With PP = 1 the previous virtual stage is this stage's previous chunk.
+      const Matrix<Scalar>& edge =
+          spec_.stage_of(k - 1) == stage_ ? caches_[slot(m, c - 1)].output : act_in_[slot(m, c)];
+      dense_forward<Scalar>(layers, full_rows(edge), cache, hooks_);
+    }
+    if (k == spec_.virtual_count() - 1) {
+      // The model output: micro-batch m's share of the loss, and its output gradient.
+      const ConstMatrixRef<Scalar> y = full_rows(cache.output);
+      const auto target = targets_.middleRows(m * rows_, rows_);
+      *out_.loss += mse_loss_part<Scalar>(y, target, elements_);
+      mse_loss_grad_part<Scalar>(y, target, grad_in_[slot(m, c)], elements_);
+      out_.output.middleRows(m * rows_, rows_) = y;
+    } else if (c == spec_.virtual_stages - 1) {
+      const std::int64_t rows = cache.output.rows();
+      out_.output.middleRows(m * rows, rows) = cache.output;
+    }
+  }
+
+  void backward(int m, int c) {
+    const int k = spec_.virtual_stage(stage_, c);
+    const bool last = k == spec_.virtual_count() - 1;
+    Matrix<Scalar>* dx = k == 0 ? nullptr : &grad_out_[slot(m, c)];
+    const GradMode mode =
+        started_[static_cast<std::size_t>(c)] ? GradMode::accumulate : GradMode::overwrite;
+    started_[static_cast<std::size_t>(c)] = true;
+    const auto& layers = chunks_[static_cast<std::size_t>(c)];
+    auto& grads = chunk_grads_[static_cast<std::size_t>(c)];
+    StackCache<Scalar>& cache = caches_[slot(m, c)];
+    if (last) {
+      dense_backward<Scalar>(layers, cache, grad_in_[slot(m, c)], grads, dx, mode, hooks_);
+      return;
+    }
+    const Matrix<Scalar>& edge =
+        spec_.stage_of(k + 1) == stage_ ? grad_out_[slot(m, c + 1)] : grad_in_[slot(m, c)];
+    dense_backward<Scalar>(layers, cache, full_rows(edge), grads, dx, mode, hooks_);
+  }
+
+  // Posts every transfer, then waits for each in order.
+  void exchange(const std::vector<Transfer>& transfers) {
+    Communicator& pp = layout_.pipeline_parallel();
+    works_.clear();
+    for (const Transfer& t : transfers) {
+      const std::size_t i = slot(t.microbatch, t.chunk);
+      const int tag = tag_of(t.payload);
+      if (t.send) {
+        const Matrix<Scalar>& m =
+            t.payload == Payload::activation ? caches_[i].output : grad_out_[i];
+        works_.push_back(pp.isend(
+            std::span<const Scalar>(m.data(), static_cast<std::size_t>(m.size())), t.peer, tag));
+      } else {
+        Matrix<Scalar>& m = t.payload == Payload::activation ? act_in_[i] : grad_in_[i];
+        m.resize(message_rows_, hidden_);
+        works_.push_back(
+            pp.irecv(std::span<Scalar>(m.data(), static_cast<std::size_t>(m.size())), t.peer, tag));
+      }
+    }
+    for (std::size_t j = 0; j < works_.size(); ++j) {
+      works_[j].wait();
+      const Transfer& t = transfers[j];
+      const auto want = static_cast<std::size_t>(message_rows_ * hidden_);
+      if (!t.send && works_[j].status().count != want) {
+        // A shorter message is a pipeline bug, named here.
+        throw UsageError(fmt::format("{}: expected {} elements from group rank {} (tag {}), got {}",
+                                     pp.name(), want, t.peer, tag_of(t.payload),
+                                     works_[j].status().count));
+      }
+    }
+  }
+
+  ParallelLayout& layout_;
+  const Schedule& schedule_;
+  const ScheduleSpec& spec_;
+  int stage_;
+  bool sp_;
+  SequenceSplit split_;
+  const std::vector<std::vector<LayerParams<Scalar>>>& chunks_;
+  ConstMatrixRef<Scalar> inputs_;
+  ConstMatrixRef<Scalar> targets_;
+  RankResult<Scalar>& out_;
+  std::int64_t rows_;          // rows of a micro-batch
+  std::int64_t message_rows_;  // rows of a message between stages (a shard under sp)
+  std::int64_t hidden_;
+  std::int64_t elements_;  // of the whole batch: the loss's denominator
+  StackHooks<Scalar> hooks_;
+  std::vector<StackCache<Scalar>> caches_;
+  std::vector<Matrix<Scalar>> act_in_;    // received activations (a shard under sp)
+  std::vector<Matrix<Scalar>> grad_in_;   // output gradients: received, or from the loss
+  std::vector<Matrix<Scalar>> grad_out_;  // input gradients, to send or hand over
+  std::vector<std::vector<LayerGrads<Scalar>>> chunk_grads_;
+  std::vector<bool> started_;  // whether a chunk's gradients have been written
+  Matrix<Scalar> gathered_;
+  std::vector<Work> works_;
+};
+
+}  // namespace
+
+template <typename Scalar>
+void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm,
+                   std::int64_t seq, const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
+                   ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
+                   RankResult<Scalar>& out) {
+  StageRunner<Scalar> runner(layout, schedule, tp_comm, seq, chunks, inputs, targets, out);
+  runner.run();
+}
+
+#define RANKLAB_INSTANTIATE_PIPELINE(Scalar)                                                  \
+  template void pipeline_step<Scalar>(ParallelLayout&, const Schedule&, TpComm, std::int64_t, \
+                                      const std::vector<std::vector<LayerParams<Scalar>>>&,   \
+                                      ConstMatrixRef<Scalar>, ConstMatrixRef<Scalar>,         \
+                                      RankResult<Scalar>&);
+
+RANKLAB_INSTANTIATE_PIPELINE(float)
+RANKLAB_INSTANTIATE_PIPELINE(double)
+
+#undef RANKLAB_INSTANTIATE_PIPELINE
+
+}  // namespace ranklab
