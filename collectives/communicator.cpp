@@ -104,19 +104,24 @@ Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requeste
     run_all_to_all_v(*backend_, args, *per_peer, scope.tag());
     return Work();
   }
-  // Shape checks for every algorithm, with the same messages as the native path.
-  CollectiveFingerprint fingerprint{.signature = make_signature(args, size(), rank())};
   const Algorithm algorithm = resolve_algorithm(args.op, requested, algorithm_, size());
-  fingerprint.algorithm = std::string(to_string(algorithm));
-  // The fabric's native all_to_all copies block by block between the members' buffers, so
-  // one buffer for input and output would be overwritten before it is sent.
-  RANKLAB_CHECK(algorithm != Algorithm::direct || args.op != OpKind::all_to_all ||
-                    size() == 1 ||
-                    !overlaps(args.input.data, args.input.bytes(), args.output.data,
-                              args.output.bytes()),
-                "all_to_all in place runs only with algorithm pairwise, not direct");
+  if (algorithm == Algorithm::direct) {
+    // The fabric's native all_to_all copies block by block between the members' buffers, so
+    // one buffer for input and output would be overwritten before it is sent. (Shapes first:
+    // a bad shape is the better message.)
+    if (args.op == OpKind::all_to_all) make_signature(args, size(), rank());
+    RANKLAB_CHECK(args.op != OpKind::all_to_all || size() == 1 ||
+                      !overlaps(args.input.data, args.input.bytes(), args.output.data,
+                                args.output.bytes()),
+                  "all_to_all in place runs only with algorithm pairwise, not direct");
+    // A native call checks its shapes and posts its fingerprint as it joins: one trip
+    // into the fabric, not three.
+    return backend_->native_collective(args);
+  }
+  // Shape checks, with the same messages as the native path.
+  const CollectiveFingerprint fingerprint{.signature = make_signature(args, size(), rank()),
+                                          .algorithm = std::string(to_string(algorithm))};
   const CollectiveScope scope(*backend_, fingerprint);
-  if (algorithm == Algorithm::direct) return backend_->native_collective(args);
   run_p2p_algorithm(*backend_, algorithm, args, scope.tag());
   return Work();
 }

@@ -8,18 +8,6 @@
 namespace ranklab {
 namespace {
 
-class RequestWork final : public detail::WorkImpl {
- public:
-  explicit RequestWork(Request request) : request_(std::move(request)) {}
-  void wait() override { request_.wait(); }
-  bool wait_for(std::chrono::milliseconds timeout) override { return request_.wait_for(timeout); }
-  bool test() override { return request_.test(); }
-  RecvStatus status() const override { return request_.status(); }
-
- private:
-  Request request_;
-};
-
 class EmulatorBackend final : public Backend {
  public:
   EmulatorBackend(RankContext& context, const Group& group)
@@ -62,10 +50,6 @@ class EmulatorBackend final : public Backend {
 };
 
 }  // namespace
-
-Work Work::from_request(Request request) {
-  return Work(std::make_unique<RequestWork>(std::move(request)));
-}
 
 std::shared_ptr<Backend> make_emulator_backend(RankContext& context, const Group& group) {
   return std::make_shared<EmulatorBackend>(context, group);

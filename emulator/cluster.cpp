@@ -31,8 +31,10 @@ void run_rank(Fabric& fabric, int rank, const Cluster::RankFunction& rank_fn) {
 // index) as fibers, and joins them. Ranks stay pinned to their thread.
 void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& options, int index,
                 int threads, const Cluster::RankFunction& rank_fn) {
+  const int ranks_here = (options.world_size - index + threads - 1) / threads;
   boost::fibers::use_scheduling_algorithm<RankScheduler>(options.policy, options.world_size,
-                                                         index, options.schedule_log.get());
+                                                         index, ranks_here,
+                                                         options.schedule_log.get());
   std::vector<boost::fibers::fiber> fibers;
   fibers.reserve(static_cast<std::size_t>(options.world_size / threads + 1));
   for (int r = index; r < options.world_size; r += threads) {

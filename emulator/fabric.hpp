@@ -92,12 +92,14 @@ class Fabric {
   /// Called by `rank` before it posts its next operation (`describe` says which): throws
   /// RankKilledError if a kill fault hits it; returns how often to yield for a delay fault.
   std::uint64_t inject_before_post(int rank, const std::function<std::string()>& describe);
+  /// The number `rank`'s next native collective on `group` gets (`all_reduce #k` in
+  /// reports). Only the rank's own fiber may ask: it alone advances the number.
+  std::int64_t next_collective_number(int rank, const Group& group) const;
 
  private:
   using RankState = detail::RankState;
   using RankSlot = detail::RankSlot;
   using Mailbox = detail::Mailbox;
-  using CollectiveSlot = detail::CollectiveSlot;
   using GroupState = detail::GroupState;
 
   using Lock = std::unique_lock<boost::fibers::mutex>;
@@ -108,10 +110,17 @@ class Fabric {
   void deliver(detail::Operation& send, detail::Operation& recv);
   std::string describe_pair_mismatch(const detail::Operation& send, const detail::Operation& recv,
                                      std::string_view reason) const;
-  void join_collective(const std::shared_ptr<detail::Operation>& op);
-  void finish_collective(CollectiveSlot& slot);
-  /// Throws MismatchError with every member's call if `op` disagrees with the others.
-  void check_signatures(const CollectiveSlot& slot, const detail::Operation& op);
+  /// Posts `rank`'s next collective call on `group` (with its operation if native) and
+  /// checks it against the first member's: throws MismatchError with every member's call
+  /// (exit 4) if they differ. Runs a native call once every member has posted. Returns the
+  /// call's sequence number in the group.
+  std::uint64_t post_call(int rank, const Group& group, const detail::PostedCall& call,
+                          const std::shared_ptr<detail::Operation>& op);
+  [[noreturn]] void throw_call_mismatch(const Group& group, std::uint64_t seq,
+                                        const detail::CallSlot& slot);
+  void finish_collective(detail::CallSlot& slot);
+  /// The algorithm index of native calls (FingerprintBook::algorithms[0]).
+  static constexpr std::uint16_t kDirectAlgorithm = 0;
 
   void complete(detail::Operation& op);
   void record(const detail::Operation& op, OpStatus status);

@@ -1,8 +1,10 @@
-// Native collectives: a rendezvous on the group's k-th collective slot. Every member posts
-// its signature and buffers; a member whose signature disagrees fails the run at once; the
-// last to arrive executes the collective and releases everyone.
+// Collective calls: every member posts its fingerprint into its group's next call slot
+// (detail/call_window.hpp) and is checked at once against the first to post; a member whose
+// call disagrees fails the run. A native collective is a rendezvous on that slot: the last
+// member to arrive executes it and releases everyone. The communicator's point-to-point
+// algorithms post through begin_collective (fabric_fingerprint.cpp) into the same slots, so
+// native and point-to-point calls share one sequence per group and disagree loudly.
 #include <algorithm>
-#include <map>
 
 #include "emulator/detail/collective_exec.hpp"
 #include "emulator/detail/mismatch_table.hpp"
@@ -26,51 +28,76 @@ Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& 
   op->coll = args;
   op->signature = signature;
   op->hash = hash;
+  // Traces number native collectives on their own (a replay re-issues only those); the
+  // call slot counts every collective call of the group.
   auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
   if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
   op->coll_seq = next[group.id()]++;
-  join_collective(op);
+  post_call(rank, group, detail::PostedCall{signature, kDirectAlgorithm, false, op->rank_seq},
+            op);
   return Request(this, std::move(op));
 }
 
-void Fabric::join_collective(const std::shared_ptr<Operation>& op) {
-  const Group& group = *op->group;
-  auto& slots = group_states_[group.id()]->slots;
-  CollectiveSlot& slot = slots[op->coll_seq];
-  if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(group.size()));
-  slot.members[static_cast<std::size_t>(group.group_rank(op->rank))] = op;
+std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::PostedCall& call,
+                                const std::shared_ptr<Operation>& op) {
+  auto& next = ranks_[static_cast<std::size_t>(rank)]->call_seq;
+  if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
+  const std::uint64_t seq = next[group.id()]++;
+  if (op) op->call_seq = seq;
+
+  detail::CallWindow& window = group_states_[group.id()]->calls;
+  detail::CallSlot& slot = window.slot(seq, group.size());
+  const auto me = static_cast<std::size_t>(group.group_rank(rank));
+  slot.calls[me] = call;
+  slot.ops[me] = op;
   ++slot.arrived;
-  check_signatures(slot, *op);
-  if (slot.first == nullptr) slot.first = op.get();
-  if (slot.arrived == group.size()) {
-    finish_collective(slot);
-    slots.erase(op->coll_seq);
+  // Everyone who posted before agreed with the first poster (or the run would have ended),
+  // so comparing with it is enough: O(1) per arrival, even with 65,536 members.
+  if (slot.first < 0) {
+    slot.first = static_cast<int>(me);
+  } else if (!slot.calls[static_cast<std::size_t>(slot.first)]->agrees_with(call)) {
+    throw_call_mismatch(group, seq, slot);
   }
+  if (slot.complete(group.size())) {
+    // Members agree, so either all of them are native calls or none is.
+    if (op) finish_collective(slot);
+    window.retire_completed(group.size());
+  }
+  return seq;
 }
 
-
-void Fabric::check_signatures(const CollectiveSlot& slot, const Operation& op) {
-  // Everyone who arrived before agreed with the first arrival, so comparing with it is
-  // enough (O(1) per arrival; a 65,536-rank collective must not be quadratic).
-  if (slot.first == nullptr || slot.first->signature == op.signature) return;
+void Fabric::throw_call_mismatch(const Group& group, std::uint64_t seq,
+                                 const detail::CallSlot& slot) {
+  // The table's rows, with the algorithms' names (the slot holds their indices).
+  std::vector<std::optional<detail::PostedFingerprint>> rows(slot.calls.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!slot.calls[i]) continue;
+    const detail::PostedCall& c = *slot.calls[i];
+    rows[i] = detail::PostedFingerprint{
+        CollectiveFingerprint{c.signature, fingerprints_.algorithms[c.algorithm],
+                              c.per_peer_counts},
+        c.rank_seq};
+  }
   int culprit = -1;
   std::string table = detail::mismatch_table(
-      *op.group, static_cast<std::uint64_t>(op.coll_seq), slot.members,
-      [](const Operation& m) -> const CollectiveSignature& { return m.signature; }, culprit,
-      mismatch_sentence_);
+      group, seq, rows,
+      [](const detail::PostedFingerprint& m) -> const CollectiveFingerprint& {
+        return m.fingerprint;
+      },
+      culprit, mismatch_sentence_);
   mismatch_culprit_ = culprit;
-  throw MismatchError(table);
+  throw MismatchError(std::move(table));
 }
 
-void Fabric::finish_collective(CollectiveSlot& slot) {
-  const CollectiveSignature& sig = slot.members.front()->signature;
-  detail::execute_collective(sig, slot.members);
+void Fabric::finish_collective(detail::CallSlot& slot) {
+  const CollectiveSignature& sig = slot.ops.front()->signature;
+  detail::execute_collective(sig, slot.ops);
   // Every member's clock when it joined, so the value does not depend on arrival order;
   // each member's own clock advances when it observes the completion.
   std::uint64_t clock = 0;
-  for (const auto& m : slot.members) clock = std::max(clock, m->clock_at_post);
+  for (const auto& m : slot.ops) clock = std::max(clock, m->clock_at_post);
   ++clock;
-  for (const auto& m : slot.members) {
+  for (const auto& m : slot.ops) {
     m->lamport = clock;
     complete(*m);
   }

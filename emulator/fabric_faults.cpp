@@ -15,6 +15,11 @@ std::string Fabric::where_inside(int rank) const {
                      describe(inside[r]->fingerprint));
 }
 
+std::int64_t Fabric::next_collective_number(int rank, const Group& group) const {
+  const auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
+  return group.id() < next.size() ? next[group.id()] : 0;
+}
+
 std::uint64_t Fabric::inject_before_post(int rank,
                                          const std::function<std::string()>& describe) {
   Lock lock(mutex_);

@@ -1,12 +1,12 @@
-// Fingerprints of the communicator's collectives, and the collective-order check.
+// Fingerprints of the communicator's point-to-point collectives, and the collective-order check.
 //
-// Every collective the communicator runs, whatever its algorithm, first posts a fingerprint
-// (op, reduce op, dtype, count, root, algorithm) into the group's next fingerprint slot.
-// Posting never blocks: it compares the fingerprint with those of the members that posted
-// before and throws MismatchError with a side-by-side table at the first disagreement. A
-// point-to-point algorithm (ring, tree, ...) would otherwise exchange messages of the wrong
-// sizes, or wait forever; the native path checks its own signatures too (fabric_collectives.cpp),
-// but the fingerprint also catches members that disagree on the algorithm.
+// Every collective the communicator runs, whatever its algorithm, posts a fingerprint
+// (op, reduce op, dtype, count, root, algorithm) into the group's next call slot: a native
+// call as it joins (fabric_collectives.cpp), a point-to-point one (ring, tree, ...) here,
+// before its first message. Posting never blocks: it compares the fingerprint with the
+// first member's and throws MismatchError with a side-by-side table at the first
+// disagreement. A point-to-point algorithm would otherwise exchange messages of the wrong
+// sizes, or wait forever; and members that disagree on the algorithm are caught too.
 //
 // Two ranks that call collectives on two groups in opposite orders cannot be caught when
 // they post: each blocks in its first call and never posts its second, and non-blocking
@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "emulator/detail/mismatch_table.hpp"
 #include "emulator/detail/wait_graph.hpp"
 #include "emulator/errors.hpp"
 #include "emulator/fabric.hpp"
@@ -35,21 +34,6 @@ std::string describe(const CollectiveFingerprint& fingerprint) {
   return text;
 }
 
-namespace {
-
-// The side-by-side table of a slot whose members disagree; `culprit` gets the global rank
-// of the first member that differs from the reference.
-std::string mismatch_table(const Group& group, std::uint64_t seq,
-                           const detail::FingerprintSlot& slot, int& culprit,
-                           std::string& sentence) {
-  return detail::mismatch_table(
-      group, seq, slot.members,
-      [](const auto& m) -> const CollectiveFingerprint& { return m.fingerprint; }, culprit,
-      sentence);
-}
-
-}  // namespace
-
 std::uint64_t Fabric::begin_collective(int rank, const Group& group,
                                        const CollectiveFingerprint& fingerprint) {
   const int me = group.group_rank(rank);
@@ -57,36 +41,14 @@ std::uint64_t Fabric::begin_collective(int rank, const Group& group,
                 to_string(fingerprint.signature.op), group.name());
   Lock lock(mutex_);
   throw_if_aborted(rank);
-  auto& book = fingerprints_;
   const auto r = static_cast<std::size_t>(rank);
-  if (book.next.size() < ranks_.size()) {
-    book.next.resize(ranks_.size());
-    book.inside.resize(ranks_.size());
-  }
-  if (book.slots.size() <= group.id()) book.slots.resize(group.id() + 1);
-  auto& next = book.next[r];
-  if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
-  const std::uint64_t seq = next[group.id()]++;
-
-  auto& slots = book.slots[group.id()];
-  detail::FingerprintSlot& slot = slots[seq];
-  if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(group.size()));
-  slot.members[static_cast<std::size_t>(me)] =
-      detail::PostedFingerprint{fingerprint, ranks_[r]->next_seq};
-  ++slot.arrived;
-  if (slot.first < 0) slot.first = me;
-  // Everyone who posted before agreed with the first poster (or the run would have ended),
-  // so comparing with it is enough: O(1) per arrival, as in the native check.
-  const bool agree =
-      slot.members[static_cast<std::size_t>(slot.first)]->fingerprint == fingerprint;
-  if (!agree) {
-    int culprit = -1;
-    std::string table = mismatch_table(group, seq, slot, culprit, mismatch_sentence_);
-    mismatch_culprit_ = culprit;
-    throw MismatchError(std::move(table));
-  }
-  if (slot.arrived == group.size()) slots.erase(seq);
-  book.inside[r] = detail::InsideCollective{&group, seq, fingerprint};
+  const detail::PostedCall call{fingerprint.signature,
+                                fingerprints_.algorithm_id(fingerprint.algorithm),
+                                fingerprint.per_peer_counts, ranks_[r]->next_seq};
+  const std::uint64_t seq = post_call(rank, group, call, nullptr);
+  auto& inside = fingerprints_.inside;
+  if (inside.size() < ranks_.size()) inside.resize(ranks_.size());
+  inside[r] = detail::InsideCollective{&group, seq, fingerprint};
   return seq;
 }
 

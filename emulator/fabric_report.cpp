@@ -90,10 +90,10 @@ detail::WaitGraph Fabric::build_wait_graph() const {
         }
       }
     } else {
-      const auto& slots = group_states_[g.id()]->slots;
-      const auto it = slots.find(op.coll_seq);
+      const detail::CallSlot* call =
+          group_states_[g.id()]->calls.find(op.call_seq);
       for (int i = 0; i < g.size(); ++i) {
-        if (it == slots.end() || !it->second.members[static_cast<std::size_t>(i)]) {
+        if (call == nullptr || !call->calls[static_cast<std::size_t>(i)]) {
           out.push_back(g.global_rank(i));
         }
       }
@@ -170,9 +170,10 @@ std::string Fabric::culprit_lines(const detail::WaitGraph& graph) const {
     const Operation* op = slot->state == RankState::blocked ? slot->waiting_on : nullptr;
     if (op == nullptr || is_point_to_point(op->kind)) continue;
     if (!seen.emplace(op->group->id(), op->coll_seq).second) continue;
-    const auto& members = group_states_[op->group->id()]->slots.at(op->coll_seq).members;
+    const detail::CallSlot* call =
+        group_states_[op->group->id()]->calls.find(op->call_seq);
     for (int i = 0; i < op->group->size(); ++i) {
-      if (members[static_cast<std::size_t>(i)]) continue;
+      if (call != nullptr && call->calls[static_cast<std::size_t>(i)]) continue;
       const int g = op->group->global_rank(i);
       const auto& missing = *ranks_[static_cast<std::size_t>(g)];
       std::string where = missing.state == RankState::finished ? "it finished"
@@ -213,8 +214,8 @@ std::vector<const Operation*> Fabric::pending_operations() const {
     for (const auto& op : box.receives) out.push_back(op.get());
   }
   for (const auto& state : group_states_) {
-    for (const auto& [seq, slot] : state->slots) {
-      for (const auto& m : slot.members) {
+    for (const auto& slot : state->calls.slots()) {
+      for (const auto& m : slot.ops) {
         if (m) out.push_back(m.get());
       }
     }

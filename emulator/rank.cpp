@@ -67,7 +67,10 @@ RecvStatus RankContext::recv(const Group& group, MutableBuffer data, int src, in
 
 Request RankContext::icollective(const Group& group, const CollectiveArgs& args) {
   if (fabric_.injects_faults()) [[unlikely]] {
-    inject_faults([&] { return fmt::format("{} in {}", to_string(args.op), group.name()); });
+    inject_faults([&] {
+      return fmt::format("{} #{} in {}", to_string(args.op),
+                         fabric_.next_collective_number(rank_, group), group.name());
+    });
   }
   return fabric_.icollective(rank_, group, args);
 }

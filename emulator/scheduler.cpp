@@ -29,9 +29,10 @@ RankProperties* RankScheduler::current_rank() {
 RankScheduler::~RankScheduler() { on_cluster_worker = false; }
 
 RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index,
-                             ScheduleLog* log)
+                             int ranks_on_thread, ScheduleLog* log)
     : policy_(policy),
       random_(policy.seed * 0x100000001b3ULL + static_cast<std::uint64_t>(thread_index)),
+      round_(std::max(ranks_on_thread, 1)),
       log_(log) {
   on_cluster_worker = true;
   if (policy_.kind != SchedulePolicy::Kind::pct) return;
@@ -75,12 +76,22 @@ void RankScheduler::lower_priority(int rank) noexcept {
 }
 
 boost::fibers::context* RankScheduler::pick_next() noexcept {
-  if (!system_.empty()) {
-    auto* ctx = system_.front();
-    system_.pop_front();
-    return ctx;
+  if (!system_.empty() && (picks_since_system_ >= round_ || !has_ready_rank())) {
+    return pick_system();
   }
+  ++picks_since_system_;
   return pick_rank();
+}
+
+boost::fibers::context* RankScheduler::pick_system() noexcept {
+  picks_since_system_ = 0;
+  auto* ctx = system_.front();
+  system_.pop_front();
+  return ctx;
+}
+
+bool RankScheduler::has_ready_rank() const noexcept {
+  return !fifo_.empty() || !pool_.empty() || !by_priority_.empty();
 }
 
 void RankScheduler::log_pick(boost::fibers::context* ctx, bool deviation) noexcept {
@@ -149,7 +160,7 @@ boost::fibers::context* RankScheduler::pick_rank() noexcept {
 }
 
 bool RankScheduler::has_ready_fibers() const noexcept {
-  return !system_.empty() || !fifo_.empty() || !pool_.empty() || !by_priority_.empty();
+  return !system_.empty() || has_ready_rank();
 }
 
 void RankScheduler::suspend_until(std::chrono::steady_clock::time_point const& until) noexcept {

@@ -42,12 +42,16 @@ class RankProperties : public boost::fibers::fiber_properties {
 ///   if it is ready (a "preemption" of rank order's choice).
 /// With a ScheduleLog every pick is recorded, and under rank-order and preempt the picks
 /// that were not FIFO's choice, so that explore can replay and shrink a schedule.
-/// Boost's own fibers (main, dispatcher) always run first: they only do bookkeeping.
+/// Boost's own fibers (main, dispatcher) run when no rank is ready, and otherwise once per
+/// round of the thread's ranks, as Boost's round_robin would run them: Boost's dispatcher
+/// re-queues itself every time it resumes a fiber, so running it first would put a
+/// dispatcher switch between every two ranks (bench/RESULTS.md, finding 3).
 class RankScheduler : public boost::fibers::algo::algorithm_with_properties<RankProperties> {
  public:
-  /// `log` (may be null) receives every pick; only one thread of a run may have one.
+  /// `ranks_on_thread`: how many ranks this worker runs, the length of a round. `log` (may
+  /// be null) receives every pick; only one thread of a run may have one.
   RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index,
-                ScheduleLog* log = nullptr);
+                int ranks_on_thread, ScheduleLog* log = nullptr);
 
   void awakened(boost::fibers::context* ctx, RankProperties& props) noexcept override;
   boost::fibers::context* pick_next() noexcept override;
@@ -68,6 +72,8 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   boost::fibers::context* pick_rank() noexcept;
   boost::fibers::context* pick_fifo() noexcept;
   void log_pick(boost::fibers::context* ctx, bool deviation) noexcept;
+  boost::fibers::context* pick_system() noexcept;
+  bool has_ready_rank() const noexcept;
   void lower_priority(int rank) noexcept;
 
   SchedulePolicy policy_;
@@ -80,8 +86,10 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   std::vector<std::uint64_t> change_points_;     // pct, sorted step numbers
   std::uint64_t steps_ = 0;
   std::int64_t lowest_ = 0;                      // pct: next priority below all others
-  std::uint64_t picks_ = 0;                      // rank picks so far (preempt's steps)
-  std::size_t next_preemption_ = 0;              // preempt: index into policy_.preemptions
+  int round_ = 1;                 // ranks on this thread
+  int picks_since_system_ = 0;    // rank picks since Boost's own fibers last ran
+  std::uint64_t picks_ = 0;           // rank picks so far (preempt's steps)
+  std::size_t next_preemption_ = 0;   // preempt: index into policy_.preemptions
   ScheduleLog* log_ = nullptr;
 
   std::mutex mutex_;

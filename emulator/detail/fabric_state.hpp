@@ -10,6 +10,7 @@
 
 #include <boost/fiber/condition_variable.hpp>
 
+#include "emulator/detail/call_window.hpp"
 #include "emulator/detail/operation.hpp"
 #include "emulator/detail/recent_events.hpp"
 
@@ -24,7 +25,8 @@ struct RankSlot {
   std::uint64_t lamport = 0;
   const Operation* waiting_on = nullptr;  ///< while blocked
   boost::fibers::condition_variable wakeup;
-  std::vector<std::int64_t> coll_seq;  ///< next collective index, by group id
+  std::vector<std::int64_t> coll_seq;   ///< next native collective's number, by group id
+  std::vector<std::uint64_t> call_seq;  ///< next collective call's slot (any algorithm), by group id
   /// rank_seq of operations posted but not yet waited for or released (when tracing): the
   /// next operation's `in_flight`. Touched only by the owner's fiber.
   std::vector<std::uint64_t> open;
@@ -38,15 +40,8 @@ struct Mailbox {
   std::vector<std::shared_ptr<Operation>> receives;    ///< receives without a send yet
 };
 
-/// The k-th collective of a group, while members are arriving.
-struct CollectiveSlot {
-  std::vector<std::shared_ptr<Operation>> members;  ///< by group rank; null until arrived
-  int arrived = 0;
-  const Operation* first = nullptr;  ///< the first to arrive: every later one is checked against it
-};
-
 struct GroupState {
-  std::unordered_map<std::int64_t, CollectiveSlot> slots;  ///< by collective index
+  CallWindow calls;  ///< collective calls some members have posted
 };
 
 /// Who waits for whom, among blocked ranks.

@@ -1,9 +1,12 @@
-// The fabric's record of collective fingerprints (fabric_fingerprint.cpp). Private to emulator/.
+// What the fabric keeps of the communicator's collectives besides their call slots
+// (fabric_fingerprint.cpp). Private to emulator/.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <map>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "emulator/fingerprint.hpp"
@@ -11,17 +14,10 @@
 
 namespace ranklab::detail {
 
-/// One member's posted fingerprint.
+/// One member's posted fingerprint, as mismatch tables print it.
 struct PostedFingerprint {
   CollectiveFingerprint fingerprint;
   std::uint64_t rank_seq = 0;  ///< the rank's next operation number when it posted
-};
-
-/// The fingerprints of one call, while members are posting them.
-struct FingerprintSlot {
-  std::vector<std::optional<PostedFingerprint>> members;  ///< by group rank
-  int arrived = 0;
-  int first = -1;  ///< group rank of the first to post: later ones are checked against it
 };
 
 /// The collective a rank is running as point-to-point messages (between begin_collective
@@ -33,12 +29,18 @@ struct InsideCollective {
 };
 
 struct FingerprintBook {
-  /// slots[group id][seq], erased once every member has posted.
-  std::vector<std::map<std::uint64_t, FingerprintSlot>> slots;
-  /// next[rank][group id]: the rank's next sequence number in the group.
-  std::vector<std::vector<std::uint64_t>> next;
+  /// Algorithm names seen so far; a posted call holds an index, so comparing and copying a
+  /// fingerprint on the hot path touches no string. [0] is the native path's.
+  std::vector<std::string> algorithms{"direct"};
   /// inside[rank], sized on first use.
   std::vector<std::optional<InsideCollective>> inside;
+
+  std::uint16_t algorithm_id(std::string_view name) {
+    const auto it = std::find(algorithms.begin(), algorithms.end(), name);
+    if (it != algorithms.end()) return static_cast<std::uint16_t>(it - algorithms.begin());
+    algorithms.emplace_back(name);
+    return static_cast<std::uint16_t>(algorithms.size() - 1);
+  }
 };
 
 }  // namespace ranklab::detail

@@ -36,7 +36,8 @@ struct Operation {
   // Collectives.
   CollectiveArgs coll;
   CollectiveSignature signature;
-  std::int64_t coll_seq = kNoCollective;
+  std::int64_t coll_seq = kNoCollective;  ///< the k-th native collective of the group (traces)
+  std::uint64_t call_seq = 0;  ///< its call slot: native and point-to-point calls counted
 
   // Outcome.
   /// Set under the fabric lock; read without it by a Request going out of scope.

@@ -32,7 +32,7 @@ void chain(Communicator& world) {
 
 class FaultTest : public ::testing::TestWithParam<ClusterParam> {};
 
-//! kill:R@K ends rank R as it posts its op #K, inside the all_reduce it began: the run is a
+//! kill:R@K ends rank R as it posts its op #K, the second all_reduce: the run is a
 //! rank failure (exit 5) with rank R as root cause, every other rank is cancelled with
 //! PeerAbortedError rather than left hanging, and the fault's note names the operation.
 TEST_P(FaultTest, KillNamesTheKilledRankAsRootCause) {
@@ -56,7 +56,7 @@ TEST_P(FaultTest, KillNamesTheKilledRankAsRootCause) {
   EXPECT_TRUE(contains(report.summary, fmt::format("rank {} failed: killed by fault injection "
                                                    "(kill:{}@1) before its op #1",
                                                    victim, victim)));
-  EXPECT_TRUE(contains(report.summary, "inside collective #1 of world"));
+  EXPECT_TRUE(contains(report.summary, "before its op #1: all_reduce #1 in world"));
   EXPECT_THROW_MSG(report.rethrow_if_failed(), RankKilledError, "kill:");
   for (int r = 0; r < n; ++r) {
     if (r == victim) continue;
@@ -67,7 +67,7 @@ TEST_P(FaultTest, KillNamesTheKilledRankAsRootCause) {
   }
   ASSERT_EQ(report.faults.size(), 1u);
   EXPECT_TRUE(contains(report.faults[0], fmt::format("kill:{}@1 fired: rank {} died instead of "
-                                                     "posting its op #1 (all_reduce in world",
+                                                     "posting its op #1 (all_reduce #1 in world",
                                                      victim, victim)));
 }
 
