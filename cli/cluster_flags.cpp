@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "emulator/errors.hpp"
+#include "traces/jsonl.hpp"
 
 namespace ranklab::cli {
 
@@ -80,10 +81,23 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   return options;
 }
 
+namespace {
+
+void create_parent_folder(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+}
+
+}  // namespace
+
+void write_trace_creating_folders(const std::string& path, const Trace& trace) {
+  create_parent_folder(path);
+  write_trace_file(path, trace);
+}
+
 std::shared_ptr<JsonlFileSink> open_trace_sink(const ClusterFlags& flags) {
   if (flags.trace_path.empty()) return nullptr;
-  const std::filesystem::path parent = std::filesystem::path(flags.trace_path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
+  create_parent_folder(flags.trace_path);
   return std::make_shared<JsonlFileSink>(flags.trace_path);
 }
 

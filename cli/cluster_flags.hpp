@@ -39,6 +39,9 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags,
 /// file: the trace sink is attached by the caller.
 ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size);
 
+/// Writes `trace` to `path`, creating its folder first.
+void write_trace_creating_folders(const std::string& path, const Trace& trace);
+
 /// The sink that writes --trace (creating its folder), or null without --trace.
 std::shared_ptr<JsonlFileSink> open_trace_sink(const ClusterFlags& flags);
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/cost_flags.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "cli/scenarios.hpp"
 #include "cli/train_command.hpp"
@@ -20,7 +21,8 @@ class ScenarioJob final : public Job {
   explicit ScenarioJob(const RunFlags& flags)
       : scenario_(find_scenario(flags.scenario)),
         params_{.count = flags.count},
-        algorithm_(to_algorithm(flags.cluster)) {
+        algorithm_(to_algorithm(flags.cluster)),
+        cost_(to_cost_model(flags.cost)) {
     const int world = flags.cluster.world.value_or(scenario_.default_world);
     if (scenario_.fixed_world && world != scenario_.default_world) {
       throw UsageError(fmt::format("scenario {} runs on exactly {} ranks, got --world {}",
@@ -59,6 +61,7 @@ class ScenarioJob final : public Job {
         scenario_.name, options.world_size, options.policy.to_string(), options.threads,
         options.send_mode.to_string(), to_string(algorithm_));
     ScenarioOutput output(options.world_size);
+    const SendMode send_mode = options.send_mode;
     Cluster cluster(std::move(options));
     JobOutcome out;
     out.report = cluster.run([&](RankContext& context) {
@@ -69,13 +72,19 @@ class ScenarioJob final : public Job {
       text << line << "\n";
       out.results += line + "\n";
     }
+    out.trace = sink->trace();
     if (!out.report.ok()) text << "\n" << out.report.details << "\n";
+    if (cost_) {
+      // Virtual time: the trace timed under the cost model, and annotated with it.
+      const VirtualTimes times = time_trace(out.trace, *cost_, send_mode);
+      annotate(out.trace, times);
+      text << "\n" << format_virtual_times(times, *cost_);
+    }
     print_diagnosis(text, out.report.culprit, out.report.faults);
     text << "result: " << out.report.summary << "\n";
     out.exit_code = exit_code(out.report.status);
     out.verdict = out.report.summary;
     out.text = text.str();
-    out.trace = sink->trace();
     return out;
   }
 
@@ -83,12 +92,14 @@ class ScenarioJob final : public Job {
   const Scenario& scenario_;
   ScenarioParams params_;
   Algorithm algorithm_;
+  std::optional<CostModel> cost_;
   ClusterOptions options_;
 };
 
 class MainJob final : public Job {
  public:
-  explicit MainJob(const RunFlags& flags) : job_(flags.cluster, flags.train, flags.cluster.world) {}
+  explicit MainJob(const RunFlags& flags)
+      : job_(flags.cluster, flags.train, flags.cluster.world, flags.cost) {}
 
   std::string describe() const override {
     const TrainSpec& s = job_.spec();
@@ -128,7 +139,7 @@ class MainJob final : public Job {
 class ReplayJob final : public Job {
  public:
   explicit ReplayJob(const ReplayFlags& flags)
-      : path_(flags.trace), trace_(read_trace_file(flags.trace)) {
+      : path_(flags.trace), trace_(read_trace_file(flags.trace)), cost_(to_cost_model(flags.cost)) {
     if (flags.format != "ranklab") {
       throw UsageError(fmt::format("unknown --format '{}': expected ranklab", flags.format));
     }
@@ -150,10 +161,18 @@ class ReplayJob final : public Job {
     out.text = fmt::format("replay: policy {}, threads {}, send mode {}\n",
                            options.policy.to_string(), options.threads,
                            options.send_mode.to_string());
+    const SendMode send_mode = options.send_mode;
     ReplayOptions replay;
     replay.cluster = std::move(options);
     const ReplayReport report = replay_trace(trace_, replay);
     out.text += format_replay(report, path_);
+    out.trace = sink->trace();
+    if (cost_) {
+      // As `ranklab replay` does: the recording is timed, the replayed trace annotated.
+      const VirtualTimes times = time_trace(trace_, *cost_, send_mode);
+      annotate(out.trace, trace_, times);
+      out.text += format_virtual_times(times, *cost_);
+    }
     out.exit_code = replay_exit_code(report);
     out.verdict = !report.run.ok()     ? report.run.summary
                   : report.reproduced() ? "reproduced: every operation as recorded"
@@ -161,13 +180,13 @@ class ReplayJob final : public Job {
                                                       report.diverging_operations);
     out.check_failed = "not reproduced";
     out.report = report.run;
-    out.trace = sink->trace();
     return out;
   }
 
  private:
   std::string path_;
   Trace trace_;
+  std::optional<CostModel> cost_;
   ClusterOptions options_;
 };
 

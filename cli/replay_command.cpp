@@ -8,6 +8,7 @@
 #include "emulator/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
+#include "traces/sink.hpp"
 
 namespace ranklab::cli {
 
@@ -21,6 +22,7 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
   command.add_option("--format", flags.format, "trace format: ranklab")->capture_default_str();
   command.add_flag("--json", flags.json, "print the report as JSON");
   add_cluster_flags(command, flags.cluster, ClusterFlagSet::replay);
+  add_cost_flags(command, flags.cost);
   return command;
 }
 
@@ -29,20 +31,37 @@ int replay_command(const ReplayFlags& flags) {
     throw UsageError(fmt::format("unknown --format '{}': expected ranklab", flags.format));
   }
   const Trace trace = read_trace_file(flags.trace);
+  const std::optional<CostModel> cost = to_cost_model(flags.cost);
   ReplayOptions options;
   options.cluster = to_cluster_options(flags.cluster, trace.header.world_size);
-  options.cluster.trace_sink = open_trace_sink(flags.cluster);
+  // Timing annotates the replayed trace, so it is kept in memory and written at the end.
+  auto memory =
+      cost && !flags.cluster.trace_path.empty() ? std::make_shared<MemorySink>() : nullptr;
+  options.cluster.trace_sink =
+      memory ? std::shared_ptr<TraceSink>(memory) : open_trace_sink(flags.cluster);
   options.cluster.trace_config = {{"program", "replay"}, {"replayed", flags.trace}};
 
   spdlog::info("replaying {} ({} ranks)", flags.trace, trace.header.world_size);
   const ReplayReport report = replay_trace(trace, options);
+  // The recording is timed: its structure is what the replay re-issued (and it holds the
+  // compute of imported traces, which the fabric never sees).
+  std::optional<VirtualTimes> times;
+  if (cost) times = time_trace(trace, *cost, options.cluster.send_mode);
+  if (memory) {
+    Trace replayed = memory->trace();
+    annotate(replayed, trace, *times);
+    write_trace_creating_folders(flags.cluster.trace_path, replayed);
+  }
   if (flags.json) {
-    std::cout << replay_to_json(report, flags.trace).dump(2) << "\n";
+    nlohmann::json doc = replay_to_json(report, flags.trace);
+    if (times) doc["virtual_time"] = virtual_times_to_json(*times, *cost);
+    std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << fmt::format("replay: policy {}, threads {}, send mode {}\n",
                              options.cluster.policy.to_string(), options.cluster.threads,
                              options.cluster.send_mode.to_string())
               << format_replay(report, flags.trace);
+    if (times) std::cout << format_virtual_times(*times, *cost);
     if (!flags.cluster.trace_path.empty())
       std::cout << "trace: " << flags.cluster.trace_path << "\n";
   }

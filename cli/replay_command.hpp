@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/cluster_flags.hpp"
+#include "cli/cost_flags.hpp"
 
 namespace ranklab::cli {
 
@@ -16,6 +17,7 @@ struct ReplayFlags {
   std::string format = "ranklab";
   bool json = false;
   ClusterFlags cluster;
+  CostFlags cost;
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.

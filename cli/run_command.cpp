@@ -21,12 +21,15 @@ CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
   run.add_option("--count", flags.count, "elements per collective, for scenarios with a payload")
       ->capture_default_str();
   add_cluster_flags(run, flags.cluster);
+  add_cost_flags(run, flags.cost);
   add_train_flags(run, flags.train);
   return run;
 }
 
 int run_command(const RunFlags& flags) {
-  if (flags.scenario.empty()) return train_command(flags.cluster, flags.train, flags.cluster.world);
+  if (flags.scenario.empty()) {
+    return train_command(flags.cluster, flags.train, flags.cluster.world, flags.cost);
+  }
   const std::unique_ptr<Job> job = make_job(flags);
   spdlog::info("starting {}", job->describe());
   const JobOutcome outcome = job->run(job->options());
@@ -34,9 +37,7 @@ int run_command(const RunFlags& flags) {
   std::cout << outcome.text;
   const std::string& trace = flags.cluster.trace_path;
   if (!trace.empty()) {
-    const std::filesystem::path parent = std::filesystem::path(trace).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
-    write_trace_file(trace, outcome.trace);
+    write_trace_creating_folders(trace, outcome.trace);
     std::cout << "trace: " << trace << "\n";
   }
   write_wait_graph(flags.cluster.wait_graph_path, outcome.report);

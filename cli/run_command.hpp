@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cluster_flags.hpp"
+#include "cli/cost_flags.hpp"
 #include "cli/train_flags.hpp"
 
 namespace ranklab::cli {
@@ -14,6 +15,7 @@ struct RunFlags {
   std::string scenario;  ///< empty: the main job
   std::size_t count = 16;
   TrainFlags train;  ///< the main job's flags; refused next to --scenario
+  CostFlags cost;    ///< time the run's trace under a cost model
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.

@@ -240,18 +240,12 @@ void fill_traffic(TrainReport& report, const Trace& trace, bool direct, std::siz
   }
 }
 
-void write_trace(const std::string& path, const Trace& trace) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  write_trace_file(path, trace);
-}
-
 // The job prepared once: schedule validated, data loaded, dense reference computed.
 template <typename Scalar>
 class PreparedJob final : public TrainJob::Impl {
  public:
-  PreparedJob(TrainSpec spec, const ClusterFlags& flags)
-      : Impl(std::move(spec), flags),
+  PreparedJob(TrainSpec spec, const ClusterFlags& flags, std::optional<CostModel> cost)
+      : Impl(std::move(spec), flags, std::move(cost)),
         // The schedule is validated before any rank runs it (the built-in ones always pass).
         schedule_(build_schedule(spec_.step.schedule_spec(spec_.layout.pp))),
         verdict_(validate_schedule(schedule_)) {
@@ -272,7 +266,14 @@ class PreparedJob final : public TrainJob::Impl {
     report.cluster = fmt::format("policy {}, threads {}, send mode {}, algorithm {}",
                                  options.policy.to_string(), options.threads,
                                  options.send_mode.to_string(), to_string(algorithm_));
+    const SendMode send_mode = options.send_mode;
     ClusterRun<Scalar> run = run_on_cluster(spec_, std::move(options), algorithm_, data_.problem);
+    if (cost_) {
+      const VirtualTimes times = time_trace(run.trace, *cost_, send_mode);
+      annotate(run.trace, times);
+      report.virtual_time = format_virtual_times(times, *cost_);
+      report.virtual_time_json = virtual_times_to_json(times, *cost_);
+    }
     report.run_ms = run.ms;
     report.status = run.report.status;
     report.summary = run.report.summary;
@@ -339,27 +340,31 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
   return spec;
 }
 
-TrainJob::Impl::Impl(TrainSpec spec, const ClusterFlags& flags)
+TrainJob::Impl::Impl(TrainSpec spec, const ClusterFlags& flags, std::optional<CostModel> cost)
     : spec_(std::move(spec)),
       options_(to_cluster_options(flags, spec_.layout.world_size())),
-      algorithm_(to_algorithm(flags)) {}
+      algorithm_(to_algorithm(flags)),
+      cost_(std::move(cost)) {}
 
-TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world) {
+TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
+                   const CostFlags& cost_flags) {
   TrainSpec spec = resolve_train_spec(flags, world);
+  std::optional<CostModel> cost = to_cost_model(cost_flags);
   if (spec.f64) {
-    impl_ = std::make_unique<PreparedJob<double>>(std::move(spec), cluster);
+    impl_ = std::make_unique<PreparedJob<double>>(std::move(spec), cluster, std::move(cost));
   } else {
-    impl_ = std::make_unique<PreparedJob<float>>(std::move(spec), cluster);
+    impl_ = std::make_unique<PreparedJob<float>>(std::move(spec), cluster, std::move(cost));
   }
 }
 
 TrainJob::~TrainJob() = default;
 
-int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world) {
-  const TrainJob job(cluster, flags, world);
+int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
+                  const CostFlags& cost_flags) {
+  const TrainJob job(cluster, flags, world, cost_flags);
   TrainRun run = job.run(job.options());
   run.report.trace_path = cluster.trace_path.empty() ? kMainTrace : cluster.trace_path;
-  write_trace(run.report.trace_path, run.trace);
+  write_trace_creating_folders(run.report.trace_path, run.trace);
   write_wait_graph(cluster.wait_graph_path, run.run);
   if (flags.json) {
     std::cout << to_json(run.report).dump(2) << "\n";

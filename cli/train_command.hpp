@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/cluster_flags.hpp"
+#include "cli/cost_flags.hpp"
 #include "cli/train_flags.hpp"
 #include "cli/train_report.hpp"
 
@@ -36,8 +37,10 @@ struct TrainRun {
 /// run as often as needed: once by `ranklab run`, once per schedule by `ranklab explore`.
 class TrainJob {
  public:
-  /// Throws UsageError for bad flags, as resolve_train_spec does.
-  TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world);
+  /// Throws UsageError for bad flags, as resolve_train_spec and to_cost_model do. With a
+  /// cost model, every run's trace is timed under it (TrainReport::virtual_time).
+  TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
+           const CostFlags& cost = {});
   ~TrainJob();
   TrainJob(const TrainJob&) = delete;
   TrainJob& operator=(const TrainJob&) = delete;
@@ -52,7 +55,7 @@ class TrainJob {
   /// The float or double job behind the interface.
   class Impl {
    public:
-    Impl(TrainSpec spec, const ClusterFlags& flags);
+    Impl(TrainSpec spec, const ClusterFlags& flags, std::optional<CostModel> cost);
     virtual ~Impl() = default;
     virtual TrainRun run(ClusterOptions options) const = 0;
     const TrainSpec& spec() const { return spec_; }
@@ -62,6 +65,7 @@ class TrainJob {
     TrainSpec spec_;
     ClusterOptions options_;
     Algorithm algorithm_;
+    std::optional<CostModel> cost_;
   };
 
  private:
@@ -70,7 +74,9 @@ class TrainJob {
 
 /// Runs the main job and prints its report (text, or JSON with --json); returns the exit
 /// code (DESIGN.md §7: 0 ok, 2 a check failed, 3-5 the run failed). `world` is --world if
-/// given. Throws UsageError for bad flags before any rank starts.
-int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world);
+/// given; with `cost` naming a model the trace is also timed under it. Throws UsageError
+/// for bad flags before any rank starts.
+int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
+                  const CostFlags& cost = {});
 
 }  // namespace ranklab::cli

@@ -282,6 +282,7 @@ void print_text(std::ostream& out, const TrainReport& r) {
   } else {
     fmt::print(out, "\n{}\n", r.details);
   }
+  if (!r.virtual_time.empty()) fmt::print(out, "\n{}", r.virtual_time);
   print_diagnosis(out, r.culprit, r.faults);
   fmt::print(out, "result: {}{}\n", r.summary,
              r.status != RunStatus::ok ? ""
@@ -349,6 +350,7 @@ nlohmann::ordered_json to_json(const TrainReport& r) {
   j["exit_code"] = r.exit_code();
   j["trace"] = r.trace_path;
   j["saved"] = r.saved_to;
+  if (!r.virtual_time_json.is_null()) j["virtual_time"] = r.virtual_time_json;
   return j;
 }
 

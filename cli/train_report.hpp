@@ -81,6 +81,8 @@ struct TrainReport {
   std::vector<std::string> faults;  ///< what each injected fault did
   std::string trace_path;
   std::string saved_to;
+  std::string virtual_time;          ///< with --cost/--topology: the timing section
+  nlohmann::json virtual_time_json;  ///< the same as JSON (null without)
 
   /// Every rank within tolerance, the dense reference within tolerance of the golden set's, and
   /// the seed's traffic (where checked).

@@ -5,14 +5,6 @@
 namespace ranklab {
 namespace {
 
-bool takes_reduce_op(OpKind op) {
-  return op == OpKind::all_reduce || op == OpKind::reduce || op == OpKind::reduce_scatter;
-}
-bool takes_root(OpKind op) {
-  return op == OpKind::broadcast || op == OpKind::reduce || op == OpKind::gather ||
-         op == OpKind::scatter;
-}
-
 // Checks that `buffer` holds `expected` elements; `what` names it in the message.
 void expect_count(OpKind op, const char* what, std::size_t actual, std::size_t expected) {
   RANKLAB_CHECK(actual == expected, "{}: the {} buffer holds {} elements, expected {}",

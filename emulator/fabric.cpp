@@ -19,6 +19,7 @@ Fabric::Fabric(const ClusterOptions& options)
   std::vector<int> all(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) all[static_cast<std::size_t>(r)] = r;
   groups_.push_back(std::make_unique<Group>(0, "world", std::move(all)));
+  world_ = groups_.front().get();
   groups_by_name_.emplace("world", groups_.front().get());
   group_states_.push_back(std::make_unique<GroupState>());
   ranks_.reserve(static_cast<std::size_t>(n));

@@ -39,7 +39,9 @@ class Fabric {
 
   const ClusterOptions& options() const { return options_; }
   int world_size() const { return options_.world_size; }
-  const Group& world() const { return *groups_.front(); }
+  /// Read without the lock by every rank: it must not go through groups_, which new_group
+  /// may reallocate on another thread.
+  const Group& world() const { return *world_; }
   const Group& group(std::string_view kind, std::span<const int> global_ranks);
 
   // Posting. `rank` is the caller's global rank.
@@ -158,6 +160,7 @@ class Fabric {
   mutable boost::fibers::mutex mutex_;
 
   std::vector<std::unique_ptr<Group>> groups_;  // groups_[id]; [0] is world
+  const Group* world_ = nullptr;                 // groups_[0], fixed at construction
   std::unordered_map<std::string, const Group*> groups_by_name_;
   std::vector<std::unique_ptr<GroupState>> group_states_;  // by group id
 

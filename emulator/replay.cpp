@@ -20,11 +20,6 @@
 namespace ranklab {
 namespace {
 
-bool takes_root(OpKind op) {
-  return op == OpKind::broadcast || op == OpKind::reduce || op == OpKind::gather ||
-         op == OpKind::scatter;
-}
-
 /// Elements one operation reads (`input`) and writes (`output`), from FORMAT.md's per-rank
 /// unit: one unit, or one per member of the group of `n` where the operation gathers or
 /// scatters (at the root only, for gather and scatter).

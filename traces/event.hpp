@@ -25,6 +25,19 @@ struct MessageId {
   friend bool operator==(const MessageId&, const MessageId&) = default;
 };
 
+/// Computation a rank did between two operations (format 1.1): FLOPs (a cost model turns
+/// them into time with its FLOP rate), seconds, or both. SimGrid's TI traces record FLOPs;
+/// a program that knows its compute time (a pipeline schedule) gives seconds.
+struct ComputeWork {
+  double flops = 0;
+  double seconds = 0;
+
+  bool empty() const { return flops == 0 && seconds == 0; }
+  friend bool operator==(const ComputeWork&, const ComputeWork&) = default;
+};
+
+inline constexpr std::int64_t kNoTime = -1;  ///< an absent virtual time
+
 /// One operation of one rank. Point-to-point ops carry `peer` (global rank) and `msg`;
 /// collectives carry `coll_seq` (the group's collective index) and, where it applies,
 /// `root` (global rank) and `reduce_op`.
@@ -56,6 +69,13 @@ struct TraceEvent {
   /// Pending operations only: the rank was blocked waiting for this one when the run ended
   /// (false: the rank had dropped its handle, or was waiting for another operation).
   bool blocked = false;
+  // Time (format 1.1).
+  ComputeWork compute;        ///< done before posting this operation
+  ComputeWork compute_after;  ///< the rank's last operation only: done after it
+  /// Virtual time in ns from the run's start, as a cost model predicts it: when the rank
+  /// posted the operation, and when it completed (kNoTime: not timed, or never completed).
+  std::int64_t vt_post_ns = kNoTime;
+  std::int64_t vt_end_ns = kNoTime;
 
   friend bool operator==(const TraceEvent&, const TraceEvent&) = default;
 };

@@ -77,12 +77,26 @@ class LineBuilder {
     out_.append(text.data(), text.data() + text.size());
     return *this;
   }
+  /// A finite double in its shortest form that reads back exactly (fmt's default).
+  LineBuilder& real(double value) {
+    fmt::format_to(std::back_inserter(out_), "{}", value);
+    return *this;
+  }
   /// A string that needs no escaping (op, dtype and other enum names, hex digits).
   LineBuilder& name(std::string_view text) { return raw("\"").raw(text).raw("\""); }
 
  private:
   fmt::memory_buffer& out_;
 };
+
+/// `"compute":{"flops":F,"s":S}` with only the non-zero members; nothing when empty.
+void append_compute(LineBuilder& line, std::string_view key, const ComputeWork& work) {
+  if (work.empty()) return;
+  line.raw(key).raw("{");
+  if (work.flops != 0) line.raw(R"("flops":)").real(work.flops);
+  if (work.seconds != 0) line.raw(work.flops != 0 ? "," : "").raw(R"("s":)").real(work.seconds);
+  line.raw("}");
+}
 
 /// One event line without the newline. Field order and presence rules: traces/FORMAT.md.
 void append_event(fmt::memory_buffer& out, const TraceEvent& e, std::string_view quoted_group) {
@@ -111,6 +125,10 @@ void append_event(fmt::memory_buffer& out, const TraceEvent& e, std::string_view
     line.raw("]");
   }
   if (e.blocked) line.raw(R"(,"blocked":true)");
+  append_compute(line, R"(,"compute":)", e.compute);
+  append_compute(line, R"(,"compute_after":)", e.compute_after);
+  if (e.vt_post_ns != kNoTime) line.raw(R"(,"vt_post_ns":)").number(e.vt_post_ns);
+  if (e.vt_end_ns != kNoTime) line.raw(R"(,"vt_end_ns":)").number(e.vt_end_ns);
   line.raw("}");
 }
 

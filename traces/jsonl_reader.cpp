@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <istream>
@@ -41,15 +42,6 @@ using nlohmann::json;
 constexpr std::uint64_t kSupportedMajor = 1;
 constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 48;  // 256 Ti elements
 constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 20;
-
-bool takes_root(OpKind op) {
-  return op == OpKind::broadcast || op == OpKind::reduce || op == OpKind::gather ||
-         op == OpKind::scatter;
-}
-
-bool takes_reduce_op(OpKind op) {
-  return op == OpKind::all_reduce || op == OpKind::reduce || op == OpKind::reduce_scatter;
-}
 
 // ---- header -----------------------------------------------------------------------------
 
@@ -177,6 +169,7 @@ class EventParser {
     }
     event.lamport = as_unsigned(require_field(line, "lamport"), "lamport");
     parse_wait_points(line, event);
+    parse_time(line, event);
     return event;
   }
 
@@ -275,6 +268,50 @@ class EventParser {
         fail("field 'blocked' applies only to pending operations");
       }
     }
+  }
+
+  /// `compute`, `compute_after`, `vt_post_ns`, `vt_end_ns` (format 1.1): optional.
+  static void parse_time(const json& line, TraceEvent& event) {
+    if (const json* compute = find_field(line, "compute")) {
+      event.compute = parse_compute(*compute, "compute");
+    }
+    if (const json* after = find_field(line, "compute_after")) {
+      event.compute_after = parse_compute(*after, "compute_after");
+    }
+    if (const json* post = find_field(line, "vt_post_ns"))
+      event.vt_post_ns = parse_time_ns(*post, "vt_post_ns");
+    if (const json* end = find_field(line, "vt_end_ns")) {
+      event.vt_end_ns = parse_time_ns(*end, "vt_end_ns");
+      if (event.vt_post_ns == kNoTime) fail("vt_end_ns without vt_post_ns");
+      if (event.vt_end_ns < event.vt_post_ns) {
+        fail("vt_end_ns {} is before vt_post_ns {}", event.vt_end_ns, event.vt_post_ns);
+      }
+    }
+  }
+
+  static std::int64_t parse_time_ns(const json& value, const char* key) {
+    const std::uint64_t ns = as_unsigned(value, key);
+    if (ns > static_cast<std::uint64_t>(INT64_MAX))
+      fail("field '{}' is out of range, got {}", key, ns);
+    return static_cast<std::int64_t>(ns);
+  }
+
+  /// {"flops": F, "s": S}, each optional, finite and >= 0.
+  static ComputeWork parse_compute(const json& value, const char* key) {
+    as_object(value, key);
+    ComputeWork work;
+    const auto amount = [&](const char* member, double& out) {
+      const json* number = find_field(value, member);
+      if (number == nullptr) return;
+      if (!number->is_number() || !std::isfinite(number->get<double>()) ||
+          number->get<double>() < 0) {
+        fail("field '{}.{}' must be a finite number >= 0, got {}", key, member, describe(*number));
+      }
+      out = number->get<double>();
+    };
+    amount("flops", work.flops);
+    amount("s", work.seconds);
+    return work;
   }
 
   MessageId parse_msg(const json& value) const {
@@ -384,6 +421,11 @@ class JsonlParser {
                 fmt::format("rank {} rank_seq {} repeats line {} (rank_seq must be strictly "
                             "increasing per rank)",
                             located[i].event.rank, located[i].event.rank_seq, located[i - 1].line));
+      }
+      if (i + 1 < located.size() && !located[i].event.compute_after.empty()) {
+        fail_at(located[i].line, fmt::format("compute_after on rank {} rank_seq {}, which is not "
+                                             "the rank's last operation",
+                                             located[i].event.rank, located[i].event.rank_seq));
       }
       events.push_back(std::move(located[i].event));
     }

@@ -11,12 +11,26 @@ Placement lamport_placement(const TraceEvent& event) {
   return {static_cast<double>(event.lamport) * kLamportTickNs, kLamportTickNs};
 }
 
+/// Every event has a virtual post time (a cost model annotated the whole trace).
+bool has_virtual_time(const Trace& trace) {
+  bool any = false;
+  for (const auto& events : trace.ranks) {
+    for (const TraceEvent& event : events) {
+      if (event.vt_post_ns == kNoTime) return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
 }  // namespace
 
 std::string_view to_string(TimeBase base) {
   switch (base) {
     case TimeBase::lamport:
       return "lamport";
+    case TimeBase::virtual_time:
+      return "virtual";
   }
   return "unknown";
 }
@@ -25,6 +39,8 @@ std::string_view axis_unit(TimeBase base) {
   switch (base) {
     case TimeBase::lamport:
       return "1 Lamport tick = 1 us";
+    case TimeBase::virtual_time:
+      return "virtual time of the cost model";
   }
   return "unknown";
 }
@@ -32,12 +48,28 @@ std::string_view axis_unit(TimeBase base) {
 Timeline::Timeline(const Trace& trace) {
   placements_.resize(trace.ranks.size());
   order_.resize(trace.ranks.size());
+  if (has_virtual_time(trace)) base_ = TimeBase::virtual_time;
+  // Pending operations of a virtual timeline reach the end of the last completed one.
+  double virtual_end = 0;
+  for (const auto& events : trace.ranks) {
+    for (const TraceEvent& event : events) {
+      virtual_end =
+          std::max(virtual_end, static_cast<double>(std::max(event.vt_post_ns, event.vt_end_ns)));
+    }
+  }
   for (std::size_t rank = 0; rank < trace.ranks.size(); ++rank) {
     const auto& events = trace.ranks[rank];
     auto& placed = placements_[rank];
     placed.reserve(events.size());
     for (const TraceEvent& event : events) {
-      placed.push_back(lamport_placement(event));
+      if (base_ == TimeBase::virtual_time) {
+        const auto post = static_cast<double>(event.vt_post_ns);
+        const double end =
+            event.vt_end_ns == kNoTime ? virtual_end : static_cast<double>(event.vt_end_ns);
+        placed.push_back({post, std::max(0.0, end - post)});
+      } else {
+        placed.push_back(lamport_placement(event));
+      }
       end_ns_ = std::max(end_ns_, placed.back().start_ns + placed.back().duration_ns);
     }
     // Non-blocking operations complete out of issue order (an irecv posted first finishes

@@ -1,12 +1,12 @@
 // Where each operation sits on a time axis, for the exporters (Perfetto JSON, HTML).
 //
-// Today traces carry no time, only Lamport clocks, so the axis is logical: an operation
-// whose `lamport` is L occupies [L, L+1) ticks, drawn as microseconds. A message's receive
-// always has a larger clock than its send, so arrows point forward; gaps on a rank are
-// operations of other ranks it had to wait for. When events carry virtual time (issue 5
-// §5, the cost model: a minor format version adds it), Timeline's constructor is the one
-// place that picks TimeBase::virtual_time and places each event at its recorded interval;
-// both exporters follow without change.
+// When every event carries virtual time (format 1.1 `vt_post_ns`, written by a cost model:
+// traces/virtual_time.hpp), the axis is that time: an operation occupies [post, end], from
+// when its rank posted it to when it completed (a pending one, to the end of the trace).
+// Otherwise the axis is logical: an operation whose `lamport` is L occupies [L, L+1) ticks,
+// drawn as microseconds. A message's receive always has a larger clock than its send, so
+// arrows point forward; gaps on a rank are operations of other ranks it had to wait for.
+// Both exporters take their axis from here.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +20,8 @@ namespace ranklab {
 
 /// What the time axis measures.
 enum class TimeBase {
-  lamport,  ///< logical: one Lamport tick per operation, drawn as kLamportTickNs
+  lamport,       ///< logical: one Lamport tick per operation, drawn as kLamportTickNs
+  virtual_time,  ///< a cost model's prediction, in ns (vt_post_ns, vt_end_ns)
 };
 
 std::string_view to_string(TimeBase base);

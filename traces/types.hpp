@@ -53,4 +53,15 @@ constexpr bool is_point_to_point(OpKind kind) {
   return kind == OpKind::send || kind == OpKind::recv;
 }
 
+/// The collectives with a root: broadcast, reduce, gather, scatter.
+constexpr bool takes_root(OpKind kind) {
+  return kind == OpKind::broadcast || kind == OpKind::reduce || kind == OpKind::gather ||
+         kind == OpKind::scatter;
+}
+
+/// The collectives that reduce: all_reduce, reduce, reduce_scatter.
+constexpr bool takes_reduce_op(OpKind kind) {
+  return kind == OpKind::all_reduce || kind == OpKind::reduce || kind == OpKind::reduce_scatter;
+}
+
 }  // namespace ranklab

@@ -113,6 +113,34 @@ TEST_F(CliReplayTest, JsonAndReplayedTrace) {
   EXPECT_EQ(diff.exit_code, 0) << diff.out;
 }
 
+//! --cost and --topology on run and replay: the virtual-time section, a timed trace that
+//! export draws on the virtual axis, and the same prediction from the run and its replay.
+TEST_F(CliReplayTest, CostModelTimesRunAndReplay) {
+  const std::string cost = "--cost alpha=1e-6,beta=1e9";
+  const std::string trace = record("timed.jsonl", "--scenario allreduce --algo ring " + cost);
+  const CommandResult run = ranklab("run --scenario allreduce --algo ring " + cost);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string step = run.out.substr(run.out.find("virtual time ("));
+  EXPECT_TRUE(has(step, "step 17.2 us")) << step;
+  const CommandResult replay = ranklab("replay " + trace + " --policy random:2 " + cost);
+  EXPECT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_TRUE(has(replay.out, step.substr(0, step.find('\n')))) << replay.out;
+  const auto perfetto = dir_ / "timed.json";
+  ASSERT_EQ(ranklab("export " + trace + " --perfetto " + shell_quoted(perfetto)).exit_code, 0);
+  const auto doc = nlohmann::json::parse(tools_testing::read_text(perfetto));
+  EXPECT_EQ(doc["otherData"]["time_base"], "virtual");
+
+  const auto topology = dir_ / "topo.txt";
+  std::ofstream(topology) << "ranks_per_node = 2\nintra.latency = 1e-6\nintra.bandwidth = 1e11\n"
+                             "inter.latency = 1e-5\ninter.bandwidth = 1e10\n";
+  const CommandResult main_job = ranklab("run --json --topology " + shell_quoted(topology) +
+                                         " --trace " + shell_quoted(dir_ / "main.jsonl"));
+  ASSERT_EQ(main_job.exit_code, 0) << main_job.err;
+  const auto json = nlohmann::json::parse(main_job.out);
+  EXPECT_GT(json["virtual_time"]["step_s"].get<double>(), 0.0);
+  EXPECT_EQ(json["virtual_time"]["ranks"].size(), 8u);
+}
+
 //! Bad input and usage: exit 1 with one line naming what and where.
 TEST_F(CliReplayTest, BadInputExits1WithOneLine) {
   const auto bad = dir_ / "bad.jsonl";
@@ -128,6 +156,11 @@ TEST_F(CliReplayTest, BadInputExits1WithOneLine) {
       {"replay " + example + " --world 4", "--world"},
       {"replay " + example + " --threads 0", "--threads must be at least 1"},
       {"replay", "TRACE is required"},
+      {"replay " + example + " --cost alpha=1", "--cost: missing beta"},
+      {"replay " + example + " --cost alpha=1,beta=1 --topology x", "give one or the other"},
+      {"replay " + example + " --topology " + shell_quoted(bad),
+       "bad.jsonl:1: expected KEY = VALUE"},
+      {"run --scenario ring --cost beta=x,alpha=1", "--cost: beta must be a number > 0, got 'x'"},
   };
   for (const auto& [args, message] : cases) {
     const CommandResult run = ranklab(args);

@@ -1,0 +1,202 @@
+#include "traces/trace_builder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "traces/error.hpp"
+
+namespace ranklab {
+
+TraceBuilder::TraceBuilder(int world_size) {
+  if (world_size < 1)
+    throw UsageError(fmt::format("a trace needs at least 1 rank, got {}", world_size));
+  header_.world_size = world_size;
+  std::vector<int> all(static_cast<std::size_t>(world_size));
+  std::iota(all.begin(), all.end(), 0);
+  header_.groups.push_back({"world", std::move(all)});
+  ranks_.resize(static_cast<std::size_t>(world_size));
+}
+
+std::uint32_t TraceBuilder::add_group(std::string name, std::vector<int> ranks) {
+  for (int r : ranks) {
+    if (r < 0 || r >= world_size()) {
+      throw UsageError(
+          fmt::format("group {}: rank {} is outside the world of {}", name, r, world_size()));
+    }
+  }
+  header_.groups.push_back({std::move(name), std::move(ranks)});
+  return static_cast<std::uint32_t>(header_.groups.size() - 1);
+}
+
+void TraceBuilder::compute(int rank, const ComputeWork& work) {
+  ComputeWork& pending = ranks_.at(static_cast<std::size_t>(rank)).pending_compute;
+  pending.flops += work.flops;
+  pending.seconds += work.seconds;
+}
+
+TraceEvent& TraceBuilder::post(int rank, OpKind op, std::uint32_t group, DataType dtype,
+                               std::uint64_t count) {
+  RankProgram& program = ranks_.at(static_cast<std::size_t>(rank));
+  if (group >= header_.groups.size()) {
+    throw UsageError(fmt::format("rank {}: group index {} but only {} groups", rank, group,
+                                 header_.groups.size()));
+  }
+  TraceEvent e;
+  e.rank = rank;
+  e.rank_seq = program.events.size();
+  e.op = op;
+  e.group = group;
+  e.dtype = dtype;
+  e.count = count;
+  e.bytes = count * size_of(dtype);
+  e.in_flight = program.open;
+  e.compute = program.pending_compute;
+  program.pending_compute = {};
+  program.open.push_back(e.rank_seq);
+  program.events.push_back(std::move(e));
+  ++operations_;
+  return program.events.back();
+}
+
+std::uint64_t TraceBuilder::isend(int rank, int dst, DataType dtype, std::uint64_t count, int tag,
+                                  std::uint32_t group) {
+  TraceEvent& e = post(rank, OpKind::send, group, dtype, count);
+  e.peer = dst;
+  e.tag = tag;
+  e.msg = MessageId{rank, e.rank_seq};
+  return e.rank_seq;
+}
+
+std::uint64_t TraceBuilder::irecv(int rank, int src, DataType dtype, std::uint64_t count, int tag,
+                                  std::uint32_t group) {
+  TraceEvent& e = post(rank, OpKind::recv, group, dtype, count);
+  e.peer = src;
+  e.tag = tag;
+  return e.rank_seq;
+}
+
+std::uint64_t TraceBuilder::icollective(int rank, OpKind op, DataType dtype, std::uint64_t count,
+                                        std::uint32_t group, int root, ReduceOp reduce_op) {
+  TraceEvent& e = post(rank, op, group, dtype, count);
+  auto& next = ranks_[static_cast<std::size_t>(rank)].coll_seq;
+  if (next.size() <= group) next.resize(group + 1, 0);
+  e.coll_seq = next[group]++;
+  e.root = takes_root(op) ? root : kNoRank;
+  e.has_reduce_op = takes_reduce_op(op);
+  e.reduce_op = e.has_reduce_op ? reduce_op : ReduceOp::sum;
+  return e.rank_seq;
+}
+
+bool TraceBuilder::wait(int rank, std::uint64_t rank_seq) {
+  auto& open = ranks_.at(static_cast<std::size_t>(rank)).open;
+  const auto it = std::find(open.begin(), open.end(), rank_seq);
+  if (it == open.end()) return false;
+  open.erase(it);
+  return true;
+}
+
+void TraceBuilder::wait_all(int rank) { ranks_.at(static_cast<std::size_t>(rank)).open.clear(); }
+
+const std::vector<std::uint64_t>& TraceBuilder::open(int rank) const {
+  return ranks_.at(static_cast<std::size_t>(rank)).open;
+}
+
+void TraceBuilder::match_messages(BuiltTrace& built) {
+  Trace& trace = built.trace;
+  // Sends by (group, source, destination), in the sender's post order.
+  struct Channel {
+    std::vector<EventRef> sends;
+    std::vector<bool> taken;
+    std::size_t first_free = 0;  ///< sends before it are all taken
+  };
+  std::map<std::tuple<std::uint32_t, int, int>, Channel> channels;
+  std::vector<std::vector<EventRef>> receives(trace.ranks.size());
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    for (std::size_t i = 0; i < trace.ranks[r].size(); ++i) {
+      const TraceEvent& e = trace.ranks[r][i];
+      const EventRef ref{static_cast<int>(r), i};
+      if (e.op == OpKind::send) {
+        Channel& c = channels[{e.group, e.rank, e.peer}];
+        c.sends.push_back(ref);
+        c.taken.push_back(false);
+      } else if (e.op == OpKind::recv) {
+        receives[static_cast<std::size_t>(r)].push_back(ref);
+      }
+    }
+  }
+  const auto event = [&](EventRef ref) -> TraceEvent& {
+    return trace.ranks[static_cast<std::size_t>(ref.rank)][ref.index];
+  };
+  // The earliest untaken send of `c` whose tag `recv` accepts.
+  const auto find_in = [&](Channel& c, const TraceEvent& recv) -> std::size_t {
+    while (c.first_free < c.taken.size() && c.taken[c.first_free]) ++c.first_free;
+    for (std::size_t k = c.first_free; k < c.sends.size(); ++k) {
+      if (!c.taken[k] && (recv.tag == kAnyTagInTrace || event(c.sends[k]).tag == recv.tag))
+        return k;
+    }
+    return c.sends.size();
+  };
+  std::vector<std::vector<bool>> matched(trace.ranks.size());
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r)
+    matched[r].assign(trace.ranks[r].size(), false);
+  for (const auto& list : receives) {
+    for (const EventRef& ref : list) {
+      TraceEvent& recv = event(ref);
+      const auto& members = trace.header.groups[recv.group].ranks;
+      Channel* chosen = nullptr;
+      std::size_t k = 0;
+      const std::vector<int> one{recv.peer};
+      for (int src : recv.peer == kNoRank ? members : one) {
+        const auto it = channels.find({recv.group, src, recv.rank});
+        if (it == channels.end()) continue;
+        k = find_in(it->second, recv);
+        if (k < it->second.sends.size()) {
+          chosen = &it->second;
+          break;
+        }
+      }
+      if (chosen == nullptr) continue;
+      chosen->taken[k] = true;
+      const EventRef send_ref = chosen->sends[k];
+      const TraceEvent& send = event(send_ref);
+      // As the fabric records a completed receive: what it matched.
+      recv.peer = send.rank;
+      recv.tag = send.tag;
+      recv.dtype = send.dtype;
+      recv.count = send.count;
+      recv.bytes = send.bytes;
+      recv.msg = send.msg;
+      matched[static_cast<std::size_t>(ref.rank)][ref.index] = true;
+      matched[static_cast<std::size_t>(send_ref.rank)][send_ref.index] = true;
+    }
+  }
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    for (std::size_t i = 0; i < trace.ranks[r].size(); ++i) {
+      if (is_point_to_point(trace.ranks[r][i].op) && !matched[r][i]) {
+        built.unmatched.push_back({static_cast<int>(r), i});
+      }
+    }
+  }
+}
+
+BuiltTrace TraceBuilder::build(nlohmann::json config) {
+  BuiltTrace built;
+  built.trace.header = header_;
+  built.trace.header.config = std::move(config);
+  built.trace.ranks.resize(ranks_.size());
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    RankProgram& program = ranks_[r];
+    if (!program.events.empty()) program.events.back().compute_after = program.pending_compute;
+    built.trace.ranks[r] = std::move(program.events);
+  }
+  match_messages(built);
+  ranks_.assign(ranks_.size(), RankProgram{});
+  operations_ = 0;
+  return built;
+}
+
+}  // namespace ranklab

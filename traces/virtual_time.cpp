@@ -1,0 +1,341 @@
+// The virtual-time simulation (rules in virtual_time.hpp): each rank advances through its
+// operations until it must wait for one that has not completed yet; completing an operation
+// (when its partner posts, or a collective's last member does) wakes the rank waiting on it.
+#include "traces/virtual_time.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <iterator>
+#include <map>
+#include <utility>
+
+#include "traces/messages.hpp"
+
+namespace ranklab {
+namespace {
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+/// The k-th collective of a group: who has posted so far.
+struct CollectiveSlot {
+  std::vector<EventRef> members;
+  std::size_t expected = 0;
+  double last_post = 0;
+  std::uint64_t unit_bytes = 0;
+  OpKind op = OpKind::barrier;
+  std::uint32_t group = 0;
+};
+
+struct RankState {
+  std::size_t next = 0;  ///< next event to post
+  double clock = 0;
+  std::vector<std::size_t> open;  ///< posted, not yet waited for or dropped, ascending
+  std::size_t stalled_on = kNone;
+  bool finished = false;
+  std::vector<std::pair<double, double>> busy;  ///< compute and transfer intervals
+};
+
+class Simulation {
+ public:
+  Simulation(const Trace& trace, const CostModel& model, const VirtualTimeOptions& options)
+      : trace_(trace), model_(model), options_(options), states_(trace.ranks.size()) {
+    const std::string_view version = trace.header.version;
+    wait_points_ = version != "1.0";
+    times_.operations.resize(trace.ranks.size());
+    partner_.resize(trace.ranks.size());
+    slot_of_.resize(trace.ranks.size());
+    std::map<std::pair<std::uint32_t, std::int64_t>, std::size_t> slot_index;
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+      const auto& events = trace.ranks[r];
+      times_.operations[r].resize(events.size());
+      partner_[r].assign(events.size(), EventRef{-1, 0});
+      slot_of_[r].assign(events.size(), kNone);
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        const TraceEvent& e = events[i];
+        if (is_point_to_point(e.op)) continue;
+        const auto [it, added] = slot_index.emplace(std::pair(e.group, e.coll_seq), slots_.size());
+        if (added) {
+          slots_.push_back(
+              {{}, trace.header.groups[e.group].ranks.size(), 0, e.bytes, e.op, e.group});
+        }
+        slot_of_[r][i] = it->second;
+      }
+    }
+    for (const MessageLink& link : link_messages(trace).links) {
+      partner_[static_cast<std::size_t>(link.send.rank)][link.send.index] = link.recv;
+      partner_[static_cast<std::size_t>(link.recv.rank)][link.recv.index] = link.send;
+    }
+  }
+
+  VirtualTimes run() {
+    std::deque<int> ready;
+    for (std::size_t r = 0; r < states_.size(); ++r) ready.push_back(static_cast<int>(r));
+    ready_ = &ready;
+    while (!ready.empty()) {
+      const int r = ready.front();
+      ready.pop_front();
+      advance(r);
+    }
+    summarize();
+    return std::move(times_);
+  }
+
+ private:
+  const TraceEvent& event(EventRef ref) const {
+    return trace_.ranks[static_cast<std::size_t>(ref.rank)][ref.index];
+  }
+  OperationTime& time(EventRef ref) {
+    return times_.operations[static_cast<std::size_t>(ref.rank)][ref.index];
+  }
+
+  /// `ref` completes at `end` after a transfer that began at `start`; wakes its rank.
+  void complete(EventRef ref, double start, double end) {
+    OperationTime& t = time(ref);
+    t.start = start;
+    t.end = end;
+    RankState& owner = states_[static_cast<std::size_t>(ref.rank)];
+    owner.busy.emplace_back(start, end);
+    if (owner.stalled_on == ref.index) ready_->push_back(ref.rank);
+  }
+
+  /// A message whose two sides are posted (or, eager, whose send is): complete what can.
+  void try_message(EventRef send, EventRef recv) {
+    const TraceEvent& s = event(send);
+    const OperationTime& ts = time(send);
+    const OperationTime& tr = time(recv);
+    if (ts.post < 0 || s.status == OpStatus::pending) return;
+    if (event(recv).status == OpStatus::pending) return;
+    const double transfer = model_.p2p_seconds(s.rank, s.peer, s.bytes);
+    if (options_.eager(s.bytes)) {
+      if (tr.post < 0 || tr.end >= 0) return;
+      complete(recv, ts.post, std::max(tr.post, ts.post + transfer));
+      return;
+    }
+    if (tr.post < 0) return;
+    const double start = std::max(ts.post, tr.post);
+    complete(send, start, start + transfer);
+    complete(recv, start, start + transfer);
+  }
+
+  void post(int rank, std::size_t index, double at) {
+    const EventRef ref{rank, index};
+    const TraceEvent& e = event(ref);
+    time(ref).post = at;
+    if (e.status == OpStatus::pending) return;  // it never completed when recorded
+    if (is_point_to_point(e.op)) {
+      const EventRef other = partner_[static_cast<std::size_t>(rank)][index];
+      if (e.op == OpKind::send && options_.eager(e.bytes)) complete(ref, at, at);
+      if (other.rank < 0) return;
+      if (e.op == OpKind::send) try_message(ref, other);
+      if (e.op == OpKind::recv) try_message(other, ref);
+      return;
+    }
+    CollectiveSlot& slot = slots_[slot_of_[static_cast<std::size_t>(rank)][index]];
+    slot.members.push_back(ref);
+    slot.last_post = std::max(slot.last_post, at);
+    if (slot.members.size() < slot.expected) return;
+    const double end =
+        slot.last_post +
+        model_.collective_seconds(slot.op, trace_.header.groups[slot.group].ranks, slot.unit_bytes);
+    for (const EventRef& member : slot.members) complete(member, slot.last_post, end);
+  }
+
+  /// Waits for open operation `index` of `rank`; false if it has not completed (a stall).
+  bool close(RankState& state, int rank, std::size_t index) {
+    const double end = times_.operations[static_cast<std::size_t>(rank)][index].end;
+    if (end < 0) {
+      state.stalled_on = index;
+      return false;
+    }
+    state.clock = std::max(state.clock, end);
+    return true;
+  }
+
+  /// Closes every open operation for which `keep` is false, in order; false on a stall.
+  template <typename Keep, typename WaitPending>
+  bool close_open(RankState& state, int rank, Keep keep, WaitPending wait_pending) {
+    const auto& events = trace_.ranks[static_cast<std::size_t>(rank)];
+    std::vector<std::size_t> still;
+    bool stalled = false;
+    for (std::size_t index : state.open) {
+      if (stalled || keep(index)) {
+        still.push_back(index);
+        continue;
+      }
+      const TraceEvent& e = events[index];
+      if (e.status == OpStatus::pending && !wait_pending(e)) continue;  // dropped
+      if (!close(state, rank, index)) {
+        stalled = true;
+        still.push_back(index);
+      }
+    }
+    state.open = std::move(still);
+    return !stalled;
+  }
+
+  void compute(RankState& state, const ComputeWork& work) {
+    const double seconds = model_.compute_seconds(work);
+    if (seconds <= 0) return;
+    state.busy.emplace_back(state.clock, state.clock + seconds);
+    state.clock += seconds;
+  }
+
+  void advance(int rank) {
+    RankState& state = states_[static_cast<std::size_t>(rank)];
+    if (state.finished) return;
+    state.stalled_on = kNone;
+    const auto& events = trace_.ranks[static_cast<std::size_t>(rank)];
+    const auto never = [](const TraceEvent&) { return false; };
+    while (state.next < events.size()) {
+      const TraceEvent& e = events[state.next];
+      const auto in_flight = [&](std::size_t index) {
+        return std::binary_search(e.in_flight.begin(), e.in_flight.end(), events[index].rank_seq);
+      };
+      if (!close_open(state, rank, in_flight, never)) return;
+      compute(state, e.compute);
+      state.open.push_back(state.next);
+      post(rank, state.next++, state.clock);
+    }
+    // The end: wait for what completed when recorded and for the operation the rank was
+    // blocked on (every pending one, without wait points); drop the rest.
+    const auto blocked = [&](const TraceEvent& e) { return e.blocked || !wait_points_; };
+    const auto completed_first = [&](std::size_t index) {
+      return events[index].status == OpStatus::pending;
+    };
+    if (!close_open(state, rank, completed_first, never)) return;
+    if (!close_open(
+            state, rank, [](std::size_t) { return false; }, blocked))
+      return;
+    if (!events.empty()) compute(state, events.back().compute_after);
+    state.finished = true;
+  }
+
+  void summarize() {
+    for (std::size_t r = 0; r < states_.size(); ++r) {
+      RankState& state = states_[r];
+      RankTime rank;
+      rank.finished = state.finished;
+      rank.end = state.clock;
+      times_.complete = times_.complete && state.finished;
+      auto& busy = state.busy;
+      std::sort(busy.begin(), busy.end());
+      double covered = 0, reach = 0;
+      for (const auto& [from, to] : busy) {
+        if (to <= reach) continue;
+        covered += to - std::max(from, reach);
+        reach = to;
+      }
+      rank.busy = covered;
+      for (const TraceEvent& e : trace_.ranks[r]) {
+        rank.compute += model_.compute_seconds(e.compute) + model_.compute_seconds(e.compute_after);
+      }
+      times_.ranks.push_back(rank);
+      times_.step_seconds = std::max(times_.step_seconds, rank.end);
+    }
+    double idle = 0;
+    for (RankTime& rank : times_.ranks) {
+      rank.idle = std::max(0.0, times_.step_seconds - rank.busy);
+      idle += rank.idle;
+    }
+    if (times_.step_seconds > 0 && !times_.ranks.empty()) {
+      times_.bubble = idle / (static_cast<double>(times_.ranks.size()) * times_.step_seconds);
+    }
+  }
+
+  const Trace& trace_;
+  const CostModel& model_;
+  VirtualTimeOptions options_;
+  bool wait_points_ = true;
+  std::vector<RankState> states_;
+  std::vector<std::vector<EventRef>> partner_;     ///< the other side of each message
+  std::vector<std::vector<std::size_t>> slot_of_;  ///< collective slot of each collective
+  std::vector<CollectiveSlot> slots_;
+  std::deque<int>* ready_ = nullptr;
+  VirtualTimes times_;
+};
+
+/// A duration as people read it: "812 ns", "3.25 µs", "1.200 ms", "2.5 s".
+std::string seconds_text(double s) {
+  if (s == 0) return "0";
+  if (s < 1e-6) return fmt::format("{:.0f} ns", s * 1e9);
+  if (s < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.4g} ms", s * 1e3);
+  return fmt::format("{:.4g} s", s);
+}
+
+}  // namespace
+
+VirtualTimes simulate(const Trace& trace, const CostModel& model,
+                      const VirtualTimeOptions& options) {
+  return Simulation(trace, model, options).run();
+}
+
+void annotate(Trace& trace, const VirtualTimes& times) {
+  for (std::size_t r = 0; r < trace.ranks.size() && r < times.operations.size(); ++r) {
+    auto& events = trace.ranks[r];
+    for (std::size_t i = 0; i < events.size() && i < times.operations[r].size(); ++i) {
+      const OperationTime& t = times.operations[r][i];
+      events[i].vt_post_ns = t.post >= 0 ? std::llround(t.post * 1e9) : kNoTime;
+      events[i].vt_end_ns = t.post >= 0 && t.end >= 0 ? std::llround(t.end * 1e9) : kNoTime;
+    }
+  }
+}
+
+void annotate(Trace& trace, const Trace& timed, const VirtualTimes& times) {
+  Trace copy = timed;
+  annotate(copy, times);
+  for (std::size_t r = 0; r < trace.ranks.size() && r < copy.ranks.size(); ++r) {
+    const auto& source = copy.ranks[r];
+    for (TraceEvent& e : trace.ranks[r]) {
+      const auto it =
+          std::lower_bound(source.begin(), source.end(), e.rank_seq,
+                           [](const TraceEvent& s, std::uint64_t seq) { return s.rank_seq < seq; });
+      const bool found = it != source.end() && it->rank_seq == e.rank_seq;
+      e.vt_post_ns = found ? it->vt_post_ns : kNoTime;
+      e.vt_end_ns = found ? it->vt_end_ns : kNoTime;
+    }
+  }
+}
+
+std::string format_virtual_times(const VirtualTimes& times, const CostModel& model,
+                                 std::size_t max_ranks) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(
+      it, "virtual time ({}): step {}, pipeline bubble {:.1f}% (idle share of {} ranks)\n",
+      model.describe(), seconds_text(times.step_seconds), times.bubble * 100, times.ranks.size());
+  fmt::format_to(it, "{:>6}  {:>12}  {:>12}  {:>12}  {:>12}\n", "rank", "end", "busy", "compute",
+                 "idle");
+  for (std::size_t r = 0; r < times.ranks.size() && r < max_ranks; ++r) {
+    const RankTime& t = times.ranks[r];
+    fmt::format_to(it, "{:>6}  {:>12}  {:>12}  {:>12}  {:>12}{}\n", r, seconds_text(t.end),
+                   seconds_text(t.busy), seconds_text(t.compute), seconds_text(t.idle),
+                   t.finished ? "" : "  (stalled: an operation it waits for never completes)");
+  }
+  if (times.ranks.size() > max_ranks) {
+    fmt::format_to(it, "  ... and {} more ranks (--json lists all)\n",
+                   times.ranks.size() - max_ranks);
+  }
+  return out;
+}
+
+nlohmann::json virtual_times_to_json(const VirtualTimes& times, const CostModel& model) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankTime& t : times.ranks) {
+    ranks.push_back({{"finished", t.finished},
+                     {"end_s", t.end},
+                     {"busy_s", t.busy},
+                     {"compute_s", t.compute},
+                     {"idle_s", t.idle}});
+  }
+  return {{"cost_model", model.describe()},
+          {"step_s", times.step_seconds},
+          {"bubble", times.bubble},
+          {"complete", times.complete},
+          {"ranks", ranks}};
+}
+
+}  // namespace ranklab

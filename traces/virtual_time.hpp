@@ -1,0 +1,86 @@
+// A trace run against a cost model (traces/cost_model.hpp): when each operation would be
+// posted and complete on that machine, each rank's busy and idle time, the predicted step
+// time and the pipeline bubble. Deterministic: it depends on the trace's structure only
+// (operations, their matches and wait points), never on how the emulator scheduled it.
+//
+// The rules, per rank in rank_seq order, with a clock starting at 0:
+// - compute before an operation advances the clock by its cost (CostModel::compute_seconds);
+// - before posting an operation the rank waits (the clock jumps to the completion) for every
+//   earlier operation not in the operation's `in_flight`, as replay does; a pending
+//   operation followed by later ones was dropped, not waited for;
+// - a message starts when both sides are posted (rendezvous) and takes α + n/β; both sides
+//   complete then. An eager send completes when posted, and its receive at
+//   max(its post, send post + α + n/β);
+// - a collective starts when its last member posts and completes on every member after the
+//   formula's time;
+// - at its end the rank waits for what is still open, and does its compute_after.
+// Operations that never complete (pending ones; a send whose receive is missing) leave their
+// rank stalled: the trace deadlocks in virtual time too, and `complete` is false.
+//
+// Busy time is the union of a rank's compute and of the transfers its operations take part
+// in (from the start of each transfer to its end); idle is the rest of the step. The
+// pipeline bubble is the idle share of all ranks' time: sum(idle) / (ranks x step time),
+// (p-1)/(m+p-1) for GPipe when communication is free.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "traces/cost_model.hpp"
+#include "traces/event.hpp"
+
+namespace ranklab {
+
+struct VirtualTimeOptions {
+  /// Sends of at most this many bytes complete when posted (the fabric's `eager<=BYTES`;
+  /// `eager` is the largest value); none: every send is a rendezvous.
+  std::optional<std::uint64_t> eager_limit;
+
+  bool eager(std::uint64_t bytes) const { return eager_limit && bytes <= *eager_limit; }
+};
+
+/// One operation on the virtual clock, in seconds. end < 0: it never completed.
+struct OperationTime {
+  double post = -1;   ///< when the rank posted it (-1: never reached)
+  double start = -1;  ///< when its transfer or collective began
+  double end = -1;
+};
+
+/// One rank's step.
+struct RankTime {
+  bool finished =
+      false;           ///< reached its end; false when stalled on an operation that never completes
+  double end = 0;      ///< when it finished (or stalled)
+  double compute = 0;  ///< seconds of compute
+  double busy = 0;     ///< union of compute and transfers
+  double idle = 0;     ///< step time - busy
+};
+
+struct VirtualTimes {
+  std::vector<std::vector<OperationTime>> operations;  ///< like Trace::ranks
+  std::vector<RankTime> ranks;
+  double step_seconds = 0;  ///< predicted step time: the last rank's end
+  double bubble = 0;        ///< sum(idle) / (ranks x step time); 0 for an empty step
+  bool complete = true;     ///< every rank finished
+};
+
+/// Runs `trace` on `model`.
+VirtualTimes simulate(const Trace& trace, const CostModel& model,
+                      const VirtualTimeOptions& options = {});
+
+/// Writes the times into the events (vt_post_ns, vt_end_ns), so exports draw them.
+void annotate(Trace& trace, const VirtualTimes& times);
+/// The same for another trace of the same operations (a replay of `timed`): each event of
+/// `trace` takes the times of the event of `timed` with its rank and rank_seq.
+void annotate(Trace& trace, const Trace& timed, const VirtualTimes& times);
+
+/// "virtual time (COST): step 1.23 ms, bubble 12.5%" then a line per rank (up to `max_ranks`).
+std::string format_virtual_times(const VirtualTimes& times, const CostModel& model,
+                                 std::size_t max_ranks = 16);
+nlohmann::json virtual_times_to_json(const VirtualTimes& times, const CostModel& model);
+
+}  // namespace ranklab
