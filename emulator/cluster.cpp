@@ -1,5 +1,6 @@
 #include "emulator/cluster.hpp"
 
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "emulator/fabric.hpp"
 #include "emulator/scheduler.hpp"
 #include "emulator/stack_arena.hpp"
+#include "emulator/watchdog.hpp"
 
 namespace ranklab {
 namespace {
@@ -43,6 +45,11 @@ void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& option
                         [&fabric, r, &rank_fn] { run_rank(fabric, r, rank_fn); });
   }
   RankScheduler::set_launching_rank(-1);
+  // The first worker also enforces the cluster timeout, until its ranks and every other
+  // worker's have ended (a rank of another worker blocked past the timeout is still seen:
+  // the watchdog scans all ranks, and a worker's ranks end only when all can).
+  std::optional<Watchdog> watchdog;
+  if (index == 0) watchdog.emplace(fabric, options.timeout);
   for (auto& fiber : fibers) fiber.join();
 }
 

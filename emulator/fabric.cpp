@@ -14,7 +14,9 @@ namespace ranklab {
 using detail::Operation;
 
 Fabric::Fabric(const ClusterOptions& options)
-    : options_(options), tracing_(options.trace_sink != nullptr) {
+    : options_(options),
+      tracing_(options.trace_sink != nullptr),
+      mutex_(std::min(options.threads, options.world_size) > 1) {
   const int n = options_.world_size;
   std::vector<int> all(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) all[static_cast<std::size_t>(r)] = r;
@@ -259,7 +261,14 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
     }
     bool timed_out = false;
     if (verdict_ == RunStatus::ok && !op.done.load(std::memory_order_relaxed)) {
-      timed_out = me.wakeup.wait_until(lock, deadline) == boost::fibers::cv_status::timeout;
+      if (indefinite) {
+        // Untimed: a timed wait goes through Boost's sleep queue and the clock on every
+        // block. The run's Watchdog thread ends waits longer than the cluster timeout.
+        ++me.blocks;
+        me.wakeup.wait(lock);
+      } else {
+        timed_out = me.wakeup.wait_until(lock, deadline) == boost::fibers::cv_status::timeout;
+      }
     }
     if (me.state == RankState::blocked) {
       me.state = RankState::running;
@@ -267,8 +276,9 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
     }
     me.waiting_on = nullptr;
     if (timed_out && !op.done.load(std::memory_order_relaxed) && verdict_ == RunStatus::ok) {
-      if (!watchdog) return false;
-      declare_watchdog(op.rank, op);
+      return false;
+    }
+    if (watchdog_fired_ && root_rank_ == op.rank && !op.done.load(std::memory_order_relaxed)) {
       op.blocked_at_end = true;
       std::rethrow_exception(root_cause_);  // the rank that waited gets the TimeoutError
     }
@@ -300,7 +310,7 @@ void Fabric::release(Operation& op) {
     // The other members will write into this rank's buffers: wait for them, as
     // std::future's destructor does for std::async.
     try {
-      wait(op, std::chrono::steady_clock::now() + options_.timeout, /*watchdog=*/true);
+      wait(op, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
     } catch (...) {  // the run is ending; its report has the reason
     }
     return;
@@ -348,7 +358,7 @@ void Fabric::abort(RunStatus status, int root_rank, std::exception_ptr cause, st
 void Fabric::rank_finished(int rank) {
   Lock lock(mutex_);
   ranks_[static_cast<std::size_t>(rank)]->state = RankState::finished;
-  --live_;
+  if (--live_ == 0) all_ended_.notify_all();
   check_for_deadlock();
 }
 
@@ -357,7 +367,7 @@ void Fabric::rank_failed(int rank, std::exception_ptr error) {
   RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
   me.state = RankState::failed;
   me.error = detail::describe_exception(error);
-  --live_;
+  if (--live_ == 0) all_ended_.notify_all();
   if (verdict_ != RunStatus::ok) return;  // a consequence of the verdict, not its cause
   bool mismatch = false;
   try {
@@ -394,7 +404,28 @@ void Fabric::check_for_deadlock() {
   abort(RunStatus::deadlock, -1, nullptr, deadlock_summary(graph), std::move(details));
 }
 
+void Fabric::run_watchdog(std::chrono::milliseconds tick) {
+  Lock lock(mutex_);
+  while (live_ > 0) {
+    all_ended_.wait_for(lock, tick);
+    if (live_ == 0 || verdict_ != RunStatus::ok) continue;
+    const auto now = std::chrono::steady_clock::now();
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      RankSlot& slot = *ranks_[r];
+      if (slot.state != RankState::blocked || slot.waiting_on == nullptr) continue;
+      if (slot.watched_block != slot.blocks) {  // a block the watchdog has not timed yet
+        slot.watched_block = slot.blocks;
+        slot.watched_since = now;
+      } else if (now - slot.watched_since >= options_.timeout) {
+        declare_watchdog(static_cast<int>(r), *slot.waiting_on);
+        break;
+      }
+    }
+  }
+}
+
 void Fabric::declare_watchdog(int rank, const Operation& op) {
+  watchdog_fired_ = true;
   const detail::WaitGraph graph = build_wait_graph();
   wait_graph_ = snapshot_wait_graph(graph);
   std::string summary = fmt::format("watchdog: rank {} waited more than {} ms in {}", rank,
@@ -445,10 +476,12 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.bytes = e.count * size_of(e.dtype);
   e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || op.kind != OpKind::recv);
   e.hash = e.has_hash ? op.hash : 0;
-  e.in_flight = op.in_flight;
   e.blocked = !completed && op.blocked_at_end;
-  ranks_[static_cast<std::size_t>(op.rank)]->recent.push(e);
-  if (options_.trace_sink) options_.trace_sink->record(e);
+  if (options_.trace_sink) {
+    e.in_flight = op.in_flight;  // only tracing fills it
+    options_.trace_sink->record(e);
+  }
+  ranks_[static_cast<std::size_t>(op.rank)]->recent.push(std::move(e));
 }
 
 }  // namespace ranklab

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include <boost/fiber/condition_variable.hpp>
-#include <boost/fiber/mutex.hpp>
 
+#include "emulator/detail/fabric_mutex.hpp"
 #include "emulator/detail/fabric_state.hpp"
 #include "emulator/detail/fault_injector.hpp"
 #include "emulator/detail/fingerprint_book.hpp"
@@ -60,8 +60,9 @@ class Fabric {
   void end_collective(int rank) noexcept;
 
   // Completion, called through Request.
-  /// Waits until `op` completes or `deadline`; false on a voluntary timeout (`watchdog`
-  /// false), otherwise throws as Request::wait documents.
+  /// Waits until `op` completes. With `watchdog` false (wait_for), gives up at `deadline`
+  /// and returns false; with `watchdog` true the wait is indefinite (`deadline` unused),
+  /// counts as blocked for the deadlock check, and throws as Request::wait documents.
   bool wait(detail::Operation& op, std::chrono::steady_clock::time_point deadline,
             bool watchdog);
   bool test(detail::Operation& op);
@@ -73,6 +74,11 @@ class Fabric {
   void release(detail::Operation& op);
   /// Throws if the run has been aborted (deadlock, failure); called by yield().
   void check_alive(int rank);
+  /// The cluster timeout, run by the Watchdog fiber until every rank has ended: every
+  /// `tick`, a rank blocked in the same wait for longer than the timeout ends the run
+  /// (exit 3, TimeoutError for that rank). Ranks' own waits are untimed, which keeps the
+  /// clock and Boost's sleep queue off the blocking path.
+  void run_watchdog(std::chrono::milliseconds tick);
   /// The owner is done with `op` (waited for it, or dropped its handle): it is no longer
   /// in flight for the trace's `in_flight` of later operations.
   void close(const detail::Operation& op);
@@ -104,7 +110,7 @@ class Fabric {
   using Mailbox = detail::Mailbox;
   using GroupState = detail::GroupState;
 
-  using Lock = std::unique_lock<boost::fibers::mutex>;
+  using Lock = std::unique_lock<detail::FabricMutex>;
 
   std::shared_ptr<detail::Operation> new_operation(int rank, OpKind kind, const Group& group);
   void match_or_queue_send(const std::shared_ptr<detail::Operation>& send);
@@ -157,7 +163,7 @@ class Fabric {
 
   ClusterOptions options_;
   bool tracing_;
-  mutable boost::fibers::mutex mutex_;
+  mutable detail::FabricMutex mutex_;
 
   std::vector<std::unique_ptr<Group>> groups_;  // groups_[id]; [0] is world
   const Group* world_ = nullptr;                 // groups_[0], fixed at construction
@@ -167,6 +173,7 @@ class Fabric {
   std::vector<std::unique_ptr<RankSlot>> ranks_;
   std::vector<Mailbox> mailboxes_;  // by destination global rank
   int live_ = 0;
+  boost::fibers::condition_variable_any all_ended_;  // notified when live_ reaches 0
   int blocked_ = 0;
 
   // The verdict: set once, by whoever first sees the run end abnormally.
@@ -175,6 +182,7 @@ class Fabric {
   std::exception_ptr root_cause_;
   std::string summary_;
   std::string details_;
+  bool watchdog_fired_ = false;  // the verdict came from check_watchdog
   int mismatch_culprit_ = -1;  // the first rank whose call differed, set with MismatchError
   std::string mismatch_sentence_;  // one line naming that rank's call and the others', likewise
   Culprit culprit_;            // set with the verdict

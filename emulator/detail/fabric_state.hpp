@@ -1,6 +1,7 @@
 // The fabric's private bookkeeping: per rank, per destination mailbox, per collective slot.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -24,7 +25,10 @@ struct RankSlot {
   std::uint64_t next_seq = 0;          ///< the next operation's rank_seq
   std::uint64_t lamport = 0;
   const Operation* waiting_on = nullptr;  ///< while blocked
-  boost::fibers::condition_variable wakeup;
+  boost::fibers::condition_variable_any wakeup;
+  std::uint64_t blocks = 0;  ///< indefinite waits so far: tells the watchdog a block from the next
+  std::uint64_t watched_block = ~std::uint64_t{0};  ///< the block the watchdog is timing
+  std::chrono::steady_clock::time_point watched_since;
   std::vector<std::int64_t> coll_seq;   ///< next native collective's number, by group id
   std::vector<std::uint64_t> call_seq;  ///< next collective call's slot (any algorithm), by group id
   /// rank_seq of operations posted but not yet waited for or released (when tracing): the

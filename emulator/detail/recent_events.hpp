@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "traces/event.hpp"
@@ -14,8 +15,8 @@ class RecentEvents {
  public:
   static constexpr std::size_t kCapacity = 8;
 
-  void push(const TraceEvent& event) {
-    events_[next_ % kCapacity] = event;
+  void push(TraceEvent&& event) {
+    events_[next_ % kCapacity] = std::move(event);
     ++next_;
   }
 
