@@ -12,6 +12,7 @@
 #include "cli/explore.hpp"
 #include "cli/job.hpp"
 #include "cli/scenarios.hpp"
+#include "emulator/cluster.hpp"
 #include "tests/support/cluster_params.hpp"
 
 namespace ranklab::cli {
@@ -186,6 +187,60 @@ TEST(ExploreTest, FirstFailureIndependentOfJobsAndShrunkReproduces) {
   }
   EXPECT_EQ(first[0], first[1]);
   EXPECT_EQ(first[0], first[2]);
+}
+
+// A job whose deadlock depends on the schedule: rank 0 receives from any source, then from
+// rank 2. If rank 2's message matched the first receive, the second waits forever (rank 1's
+// message is left over); rank order lets rank 1 send first, so it passes.
+class RacyDeadlockJob final : public Job {
+ public:
+  RacyDeadlockJob() { options_.world_size = 3; }
+  std::string describe() const override { return "racy deadlock"; }
+  const ClusterOptions& options() const override { return options_; }
+  JobOutcome run(ClusterOptions options) const override {
+    auto sink = std::make_shared<MemorySink>();
+    options.trace_sink = sink;
+    Cluster cluster(std::move(options));
+    JobOutcome out;
+    out.report = cluster.run([](RankContext& context) {
+      Communicator world(context);
+      std::int32_t v = world.rank();
+      if (world.rank() == 0) {
+        world.recv(std::span(&v, 1), kAnySource, 0);
+        world.recv(std::span(&v, 1), 2, 0);
+      } else {
+        world.send(std::span<const std::int32_t>(&v, 1), 0, 0);
+      }
+    });
+    out.exit_code = exit_code(out.report.status);
+    out.verdict = out.report.summary;
+    out.trace = sink->trace();
+    return out;
+  }
+
+ private:
+  ClusterOptions options_;
+};
+
+//! A deadlock only some schedules reach is found by both strategies and shrunk to one
+//! preemption of rank order, and that shrunk schedule deadlocks the same way when run again
+//! (rank order itself passes, so one is the minimum).
+TEST(ExploreTest, ScheduleDependentDeadlockShrinksToOnePreemption) {
+  const RacyDeadlockJob job;
+  for (const Strategy strategy : {Strategy::random, Strategy::pct}) {
+    const ExploreResult r = explore(job, {.runs = 200, .strategy = strategy, .jobs = 2});
+    ASSERT_TRUE(r.failure.has_value());
+    EXPECT_GT(r.failure->index, 0) << "rank order passes";
+    EXPECT_EQ(r.failure->verdict.kind, "deadlock");
+    EXPECT_EQ(r.failure->verdict.culprit, "source-mismatch");
+    ASSERT_TRUE(r.shrunk.has_value());
+    EXPECT_EQ(r.shrunk->policy.preemptions.size(), 1u) << r.shrunk->policy.to_string();
+    ClusterOptions options = job.options();
+    options.policy = SchedulePolicy::parse(r.shrunk->policy.to_string());
+    const JobOutcome again = job.run(options);
+    EXPECT_EQ(again.report.status, RunStatus::deadlock);
+    EXPECT_EQ(again.report.details, r.shrunk->outcome.report.details);
+  }
 }
 
 }  // namespace
