@@ -34,6 +34,12 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
   command.add_option("--stack-kib", flags.stack_kib, "stack of each rank's fiber, in KiB")
       ->capture_default_str();
   command.add_option("--trace", flags.trace_path, "write the trace (JSON Lines) to this file");
+  command.add_option("--fault", flags.faults,
+                     "inject a fault (repeatable): kill:RANK@OPNUM, drop:SRC->DST#N, "
+                     "delay:RANK@OPNUM:STEPS, corrupt:SRC->DST#N (numbers from 0)")
+      ->take_all();
+  command.add_option("--wait-graph", flags.wait_graph_path,
+                     "if ranks end blocked (deadlock), write the wait-for graph (Graphviz DOT)");
 }
 
 namespace {
@@ -68,6 +74,10 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   options.send_mode = parse_flag("--send-mode", flags.send_mode, SendMode::parse);
   options.timeout = std::chrono::milliseconds(flags.timeout_ms);
   options.stack_size = flags.stack_kib * 1024;
+  for (const std::string& fault : flags.faults) {
+    options.faults.faults.push_back(parse_flag("--fault", fault, FaultSpec::parse));
+  }
+  options.faults.validate(world_size);
   return options;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collectives/options.hpp"
 #include "emulator/options.hpp"
@@ -21,6 +22,8 @@ struct ClusterFlags {
   long timeout_ms = 60'000;
   std::size_t stack_kib = 256;
   std::string trace_path;  ///< empty: no trace
+  std::vector<std::string> faults;  ///< --fault, repeatable (emulator/faults.hpp)
+  std::string wait_graph_path;      ///< empty: no wait-for graph file
 };
 
 /// Which flags a subcommand takes: a program to run takes all; a replay takes its world
@@ -28,7 +31,7 @@ struct ClusterFlags {
 enum class ClusterFlagSet { program, replay };
 
 /// Adds --world --policy --threads --send-mode --algo --timeout-ms --stack-kib --trace
-/// (without --world and --algo for ClusterFlagSet::replay).
+/// --fault --wait-graph (without --world and --algo for ClusterFlagSet::replay).
 void add_cluster_flags(CLI::App& command, ClusterFlags& flags,
                        ClusterFlagSet set = ClusterFlagSet::program);
 

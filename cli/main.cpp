@@ -5,6 +5,7 @@
 
 #include "cli/cluster_flags.hpp"
 #include "cli/diff_command.hpp"
+#include "cli/explore_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
   CLI::App& replay = add_replay_command(app, replay_flags);
   ScheduleFlags schedule_flags;
   CLI::App& schedule = add_schedule_command(app, schedule_flags);
+  ExploreFlags explore_flags;
+  CLI::App& explore = add_explore_command(app, explore_flags);
 
   try {
     app.parse(argc, argv);
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
     if (export_) return export_command(export_flags);
     if (replay) return replay_command(replay_flags);
     if (schedule) return schedule_command(schedule_flags);
+    if (explore) return explore_command(explore_flags, explore);
   } catch (const ranklab::Error& e) {
     std::cerr << "ranklab: error: " << e.what() << "\n";
     return 1;

@@ -8,6 +8,7 @@
 #include "emulator/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
+#include "traces/simgrid_ti.hpp"
 #include "traces/sink.hpp"
 
 namespace ranklab::cli {
@@ -18,8 +19,15 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
       "re-issue every rank's recorded operations on the fabric (synthetic payloads) and check "
       "that each rank's sequence and every send->receive match reproduce (exit 0 reproduced, "
       "2 not, 3 deadlock, 4 mismatch, 5 a rank failed)");
-  command.add_option("TRACE", flags.trace, "trace to replay (JSON Lines)")->required();
-  command.add_option("--format", flags.format, "trace format: ranklab")->capture_default_str();
+  command
+      .add_option("TRACE", flags.trace,
+                  "trace to replay: JSON Lines, or with --format simgrid-ti a SimGrid TI trace "
+                  "(its trace.txt, the folder holding it, or a file of actions)")
+      ->required();
+  command
+      .add_option("--format", flags.format,
+                  "ranklab (JSON Lines) or simgrid-ti (SMPI's time-independent trace)")
+      ->capture_default_str();
   command.add_flag("--json", flags.json, "print the report as JSON");
   add_cluster_flags(command, flags.cluster, ClusterFlagSet::replay);
   add_cost_flags(command, flags.cost);
@@ -27,10 +35,12 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
 }
 
 int replay_command(const ReplayFlags& flags) {
-  if (flags.format != "ranklab") {
-    throw UsageError(fmt::format("unknown --format '{}': expected ranklab", flags.format));
+  if (flags.format != "ranklab" && flags.format != "simgrid-ti") {
+    throw UsageError(
+        fmt::format("unknown --format '{}': expected ranklab or simgrid-ti", flags.format));
   }
-  const Trace trace = read_trace_file(flags.trace);
+  const Trace trace =
+      flags.format == "ranklab" ? read_trace_file(flags.trace) : read_simgrid_ti(flags.trace);
   const std::optional<CostModel> cost = to_cost_model(flags.cost);
   ReplayOptions options;
   options.cluster = to_cluster_options(flags.cluster, trace.header.world_size);

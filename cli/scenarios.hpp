@@ -1,5 +1,6 @@
 // The built-in scenarios: small rank programs that show what the emulator does, from a
-// correct ring to each kind of failure it reports.
+// correct ring to each kind of failure it reports, and a catalogue of bugs that happen in
+// real TP/PP/DP training code, each beside its fixed twin (cli/scenarios/).
 #pragma once
 
 #include <functional>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
+#include "emulator/report.hpp"
 
 namespace ranklab::cli {
 
@@ -30,15 +32,35 @@ struct ScenarioParams {
   std::size_t count = 16;  ///< elements per collective, where the scenario has a payload
 };
 
+/// What a scenario's report says when nothing else is changed (default flags, any policy):
+/// the tests hold every scenario to it.
+struct Expectation {
+  RunStatus status = RunStatus::ok;
+  std::string culprit;     ///< Culprit::kind; "nondeterminism" for races explore finds
+  std::vector<int> ranks;  ///< ranks the culprit must name (Culprit::ranks)
+  /// Passes a single run: only `ranklab explore` finds it (results differ by schedule).
+  bool needs_exploration = false;
+};
+
 struct Scenario {
   std::string name;
   std::string summary;  ///< one line for `ranklab scenarios`
   int default_world = 4;
   int min_world = 1;
   std::function<void(Communicator&, const ScenarioParams&, ScenarioOutput&)> body;
+  /// Catalogue entries run one layout: --world must equal default_world.
+  bool fixed_world = false;
+  /// Faults the scenario injects itself (a crash or a lost message is a fault, not code),
+  /// before any --fault given on the command line.
+  std::vector<std::string> faults;
+  /// The catalogue: a bug names its fixed twin, a twin its bug; empty for the basics.
+  std::string twin;
+  bool is_bug = false;
+  Expectation expect;
 };
 
-/// All scenarios, in the order `ranklab scenarios` lists them.
+/// All scenarios, in the order `ranklab scenarios` lists them: the basics, then the
+/// catalogue, each bug followed by its fixed twin.
 const std::vector<Scenario>& scenarios();
 
 /// The scenario called `name`; throws UsageError listing the known names otherwise.

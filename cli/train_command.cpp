@@ -9,7 +9,9 @@
 #include "emulator/cluster.hpp"
 #include "emulator/errors.hpp"
 #include "model/parallel_step.hpp"
+#include "cli/run_diagnosis.hpp"
 #include "model/schedule_builders.hpp"
+#include "traces/hash.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/sink.hpp"
 
@@ -153,10 +155,8 @@ ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
 // Per rank: the dense reference, and the golden set's gradients where it has this layout.
 template <typename Scalar>
 void fill_checks(TrainReport& report, const JobData<Scalar>& data,
+                 const DenseReference<Scalar>& reference,
                  const std::vector<RankResult<Scalar>>& results) {
-  const auto start = Clock::now();
-  const DenseReference<Scalar> reference = compute_dense_reference(data.problem);
-  report.dense_ms = elapsed_ms(start);
   const bool compare_golden = data.golden && report.spec.mode == ParallelMode::hybrid;
   for (const RankResult<Scalar>& result : results) {
     RankCheck check = check_rank(result, report.spec.layout, reference);
@@ -180,6 +180,28 @@ void fill_checks(TrainReport& report, const JobData<Scalar>& data,
                 make_golden_set(data.problem, report.spec.layout, reference, results));
     report.saved_to = report.spec.save.string();
   }
+}
+
+// Every rank's output, loss and gradients, bit for bit, as one hash: what explore compares
+// between schedules (DESIGN.md §5: any policy, bitwise-identical results).
+template <typename Scalar>
+std::string results_digest(const std::vector<RankResult<Scalar>>& results) {
+  std::vector<std::byte> bytes;
+  const auto add = [&bytes](const auto& dense) {
+    const auto* first = reinterpret_cast<const std::byte*>(dense.data());
+    bytes.insert(bytes.end(), first, first + dense.size() * sizeof(Scalar));
+  };
+  for (const RankResult<Scalar>& r : results) {
+    add(r.output);
+    if (r.loss) add(Eigen::Matrix<Scalar, 1, 1>(*r.loss));
+    for (const LayerGrads<Scalar>& g : r.grads) {
+      add(g.w1);
+      add(g.b1);
+      add(g.w2);
+      add(g.b2);
+    }
+  }
+  return "results " + format_hash(payload_hash(bytes));
 }
 
 void fill_traffic(TrainReport& report, const Trace& trace, bool direct, std::size_t elem_bytes) {
@@ -218,42 +240,65 @@ void fill_traffic(TrainReport& report, const Trace& trace, bool direct, std::siz
   }
 }
 
+// The job prepared once: schedule validated, data loaded, dense reference computed.
 template <typename Scalar>
-TrainReport run_job(const TrainSpec& spec, const ClusterFlags& flags,
-                    const std::optional<CostModel>& cost) {
-  ClusterOptions options = to_cluster_options(flags, spec.layout.world_size());
-  const Algorithm algorithm = to_algorithm(flags);
-  const JobData<Scalar> data = load_job_data<Scalar>(spec);
-  TrainReport report{.spec = spec, .ranks = layout_rows(spec)};
-  // The schedule is validated before any rank runs it (the built-in ones always pass).
-  report.pipeline.schedule = build_schedule(spec.step.schedule_spec(spec.layout.pp));
-  report.pipeline.verdict = validate_schedule(report.pipeline.schedule);
-  if (!report.pipeline.verdict.ok()) throw ScheduleError(report.pipeline.verdict.problem);
-  report.tolerance = relative_tolerance<Scalar>();
-  report.cluster =
-      fmt::format("policy {}, threads {}, send mode {}, algorithm {}", options.policy.to_string(),
-                  options.threads, options.send_mode.to_string(), to_string(algorithm));
-  const SendMode send_mode = options.send_mode;
-  ClusterRun<Scalar> run = run_on_cluster(spec, std::move(options), algorithm, data.problem);
-  if (cost) {
-    const VirtualTimes times = time_trace(run.trace, *cost, send_mode);
-    annotate(run.trace, times);
-    report.virtual_time = format_virtual_times(times, *cost);
-    report.virtual_time_json = virtual_times_to_json(times, *cost);
+class PreparedJob final : public TrainJob::Impl {
+ public:
+  PreparedJob(TrainSpec spec, const ClusterFlags& flags, std::optional<CostModel> cost)
+      : Impl(std::move(spec), flags, std::move(cost)),
+        // The schedule is validated before any rank runs it (the built-in ones always pass).
+        schedule_(build_schedule(spec_.step.schedule_spec(spec_.layout.pp))),
+        verdict_(validate_schedule(schedule_)) {
+    if (!verdict_.ok()) throw ScheduleError(verdict_.problem);
+    data_ = load_job_data<Scalar>(spec_);
+    const auto start = Clock::now();
+    reference_ = compute_dense_reference(data_.problem);
+    dense_ms_ = elapsed_ms(start);
   }
-  report.trace_path = flags.trace_path.empty() ? kMainTrace : flags.trace_path;
-  write_trace_creating_folders(report.trace_path, run.trace);
-  report.run_ms = run.ms;
-  report.status = run.report.status;
-  report.summary = run.report.summary;
-  if (!run.report.ok()) {
-    report.details = run.report.details;
-    return report;
+
+  TrainRun run(ClusterOptions options) const override {
+    TrainRun out;
+    TrainReport& report = out.report;
+    report = TrainReport{.spec = spec_, .ranks = layout_rows(spec_)};
+    report.pipeline.schedule = schedule_;
+    report.pipeline.verdict = verdict_;
+    report.tolerance = relative_tolerance<Scalar>();
+    report.cluster = fmt::format("policy {}, threads {}, send mode {}, algorithm {}",
+                                 options.policy.to_string(), options.threads,
+                                 options.send_mode.to_string(), to_string(algorithm_));
+    const SendMode send_mode = options.send_mode;
+    ClusterRun<Scalar> run = run_on_cluster(spec_, std::move(options), algorithm_, data_.problem);
+    if (cost_) {
+      const VirtualTimes times = time_trace(run.trace, *cost_, send_mode);
+      annotate(run.trace, times);
+      report.virtual_time = format_virtual_times(times, *cost_);
+      report.virtual_time_json = virtual_times_to_json(times, *cost_);
+    }
+    report.run_ms = run.ms;
+    report.status = run.report.status;
+    report.summary = run.report.summary;
+    out.trace = std::move(run.trace);
+    out.run = std::move(run.report);
+    report.faults = out.run.faults;
+    if (!out.run.ok()) {
+      report.details = out.run.details;
+      report.culprit = out.run.culprit;
+      return out;
+    }
+    report.dense_ms = dense_ms_;
+    fill_checks(report, data_, reference_, run.results);
+    fill_traffic(report, out.trace, algorithm_ == Algorithm::direct, sizeof(Scalar));
+    out.results = results_digest(run.results);
+    return out;
   }
-  fill_checks(report, data, run.results);
-  fill_traffic(report, run.trace, algorithm == Algorithm::direct, sizeof(Scalar));
-  return report;
-}
+
+ private:
+  Schedule schedule_;
+  ScheduleVerdict verdict_;
+  JobData<Scalar> data_;
+  DenseReference<Scalar> reference_;
+  double dense_ms_ = 0.0;
+};
 
 }  // namespace
 
@@ -295,18 +340,38 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
   return spec;
 }
 
+TrainJob::Impl::Impl(TrainSpec spec, const ClusterFlags& flags, std::optional<CostModel> cost)
+    : spec_(std::move(spec)),
+      options_(to_cluster_options(flags, spec_.layout.world_size())),
+      algorithm_(to_algorithm(flags)),
+      cost_(std::move(cost)) {}
+
+TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
+                   const CostFlags& cost_flags) {
+  TrainSpec spec = resolve_train_spec(flags, world);
+  std::optional<CostModel> cost = to_cost_model(cost_flags);
+  if (spec.f64) {
+    impl_ = std::make_unique<PreparedJob<double>>(std::move(spec), cluster, std::move(cost));
+  } else {
+    impl_ = std::make_unique<PreparedJob<float>>(std::move(spec), cluster, std::move(cost));
+  }
+}
+
+TrainJob::~TrainJob() = default;
+
 int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
                   const CostFlags& cost_flags) {
-  const TrainSpec spec = resolve_train_spec(flags, world);
-  const std::optional<CostModel> cost = to_cost_model(cost_flags);
-  const TrainReport report =
-      spec.f64 ? run_job<double>(spec, cluster, cost) : run_job<float>(spec, cluster, cost);
+  const TrainJob job(cluster, flags, world, cost_flags);
+  TrainRun run = job.run(job.options());
+  run.report.trace_path = cluster.trace_path.empty() ? kMainTrace : cluster.trace_path;
+  write_trace_creating_folders(run.report.trace_path, run.trace);
+  write_wait_graph(cluster.wait_graph_path, run.run);
   if (flags.json) {
-    std::cout << to_json(report).dump(2) << "\n";
+    std::cout << to_json(run.report).dump(2) << "\n";
   } else {
-    print_text(std::cout, report);
+    print_text(std::cout, run.report);
   }
-  return report.exit_code();
+  return run.report.exit_code();
 }
 
 }  // namespace ranklab::cli

@@ -5,7 +5,9 @@
 // from the trace, which is written to traces/main.jsonl.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "cli/cluster_flags.hpp"
 #include "cli/cost_flags.hpp"
@@ -22,6 +24,53 @@ inline constexpr const char* kMainTrace = "traces/main.jsonl";
 /// a bad mode, order or dtype, a layout that does not split the model, or a flag that
 /// contradicts the golden set.
 TrainSpec resolve_train_spec(const TrainFlags& flags, std::optional<int> world);
+
+/// One run of the main job.
+struct TrainRun {
+  TrainReport report;  ///< checks filled in when the run succeeded; no trace_path yet
+  RunReport run;       ///< the cluster's own report
+  Trace trace;
+  std::string results;  ///< a hash of every rank's output, loss and gradients, bit for bit
+};
+
+/// The main job prepared once (flags resolved, data loaded, dense reference computed) and
+/// run as often as needed: once by `ranklab run`, once per schedule by `ranklab explore`.
+class TrainJob {
+ public:
+  /// Throws UsageError for bad flags, as resolve_train_spec and to_cost_model do. With a
+  /// cost model, every run's trace is timed under it (TrainReport::virtual_time).
+  TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
+           const CostFlags& cost = {});
+  ~TrainJob();
+  TrainJob(const TrainJob&) = delete;
+  TrainJob& operator=(const TrainJob&) = delete;
+
+  const TrainSpec& spec() const { return impl_->spec(); }
+  /// The cluster options the flags give; a caller may change the policy and add a log.
+  const ClusterOptions& options() const { return impl_->options(); }
+  /// Runs one step on a fresh cluster and checks it. Writes no file (but --save's).
+  /// Safe to call from several threads at once.
+  TrainRun run(ClusterOptions options) const { return impl_->run(std::move(options)); }
+
+  /// The float or double job behind the interface.
+  class Impl {
+   public:
+    Impl(TrainSpec spec, const ClusterFlags& flags, std::optional<CostModel> cost);
+    virtual ~Impl() = default;
+    virtual TrainRun run(ClusterOptions options) const = 0;
+    const TrainSpec& spec() const { return spec_; }
+    const ClusterOptions& options() const { return options_; }
+
+   protected:
+    TrainSpec spec_;
+    ClusterOptions options_;
+    Algorithm algorithm_;
+    std::optional<CostModel> cost_;
+  };
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Runs the main job and prints its report (text, or JSON with --json); returns the exit
 /// code (DESIGN.md §7: 0 ok, 2 a check failed, 3-5 the run failed). `world` is --world if

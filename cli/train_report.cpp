@@ -1,5 +1,7 @@
 #include "cli/train_report.hpp"
 
+#include "cli/run_diagnosis.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -281,6 +283,7 @@ void print_text(std::ostream& out, const TrainReport& r) {
     fmt::print(out, "\n{}\n", r.details);
   }
   if (!r.virtual_time.empty()) fmt::print(out, "\n{}", r.virtual_time);
+  print_diagnosis(out, r.culprit, r.faults);
   fmt::print(out, "result: {}{}\n", r.summary,
              r.status != RunStatus::ok ? ""
              : r.checks_ok()           ? "; every check passed"
@@ -338,7 +341,11 @@ nlohmann::ordered_json to_json(const TrainReport& r) {
   j["time_ms"] = {{"run", r.run_ms}, {"dense", r.dense_ms}};
   j["status"] = to_string(r.status);
   j["summary"] = r.summary;
-  if (r.status != RunStatus::ok) j["details"] = r.details;
+  if (r.status != RunStatus::ok) {
+    j["details"] = r.details;
+    j["culprit"] = {{"kind", r.culprit.kind}, {"text", r.culprit.text}, {"ranks", r.culprit.ranks}};
+  }
+  if (!r.faults.empty()) j["faults"] = r.faults;
   j["checks_ok"] = r.status == RunStatus::ok && r.checks_ok();
   j["exit_code"] = r.exit_code();
   j["trace"] = r.trace_path;

@@ -77,6 +77,8 @@ struct TrainReport {
   RunStatus status = RunStatus::ok;
   std::string summary;
   std::string details;  ///< the emulator's report of a failed run
+  Culprit culprit;      ///< the emulator's one-line diagnosis of a failed run
+  std::vector<std::string> faults;  ///< what each injected fault did
   std::string trace_path;
   std::string saved_to;
   std::string virtual_time;          ///< with --cost/--topology: the timing section

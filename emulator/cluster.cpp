@@ -36,7 +36,8 @@ void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& option
                 int threads, const Cluster::RankFunction& rank_fn) {
   const int ranks_here = (options.world_size - index + threads - 1) / threads;
   boost::fibers::use_scheduling_algorithm<RankScheduler>(options.policy, options.world_size,
-                                                         index, ranks_here);
+                                                         index, ranks_here,
+                                                         options.schedule_log.get());
   std::vector<boost::fibers::fiber> fibers;
   fibers.reserve(static_cast<std::size_t>(options.world_size / threads + 1));
   for (int r = index; r < options.world_size; r += threads) {
@@ -61,6 +62,9 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
   RANKLAB_CHECK(options_.threads >= 1, "threads must be at least 1, got {}", options_.threads);
   RANKLAB_CHECK(options_.stack_size >= 16 * 1024, "stack size must be at least 16 KiB, got {}",
                 options_.stack_size);
+  RANKLAB_CHECK(!options_.schedule_log || options_.threads == 1,
+                "a schedule log needs one thread, got {}", options_.threads);
+  options_.faults.validate(options_.world_size);
 }
 
 RunReport Cluster::run(const RankFunction& rank_fn) {

@@ -28,6 +28,9 @@ Fabric::Fabric(const ClusterOptions& options)
   for (int r = 0; r < n; ++r) ranks_.push_back(std::make_unique<RankSlot>());
   mailboxes_.resize(static_cast<std::size_t>(n));
   live_ = n;
+  if (!options_.faults.empty()) {
+    faults_ = std::make_unique<detail::FaultInjector>(options_.faults, n);
+  }
 }
 
 Fabric::~Fabric() = default;
@@ -103,6 +106,9 @@ Request Fabric::isend(int rank, const Group& group, ConstBuffer data, int dst, i
   op->hash = hash;
   op->msg = MessageId{rank, op->rank_seq};
   op->lamport = ++ranks_[static_cast<std::size_t>(rank)]->lamport;
+  if (faults_ && inject_on_send(*op)) [[unlikely]] {
+    return Request(this, std::move(op));  // dropped: complete for its sender, never delivered
+  }
   match_or_queue_send(op);
   return Request(this, std::move(op));
 }
@@ -206,6 +212,7 @@ void Fabric::deliver(Operation& send, Operation& recv) {
   recv.status = RecvStatus{send.group->group_rank(send.rank), send.tag, send.send_data.count};
   recv.msg = send.msg;
   recv.hash = send.hash;
+  if (send.corrupt && reason == nullptr) [[unlikely]] corrupt_delivery(send, recv);
   // The receiver's clock itself advances when it observes the completion (observe()).
   recv.lamport = std::max(recv.clock_at_post, send.lamport) + 1;
   if (!send.done) complete(send);
@@ -375,8 +382,13 @@ void Fabric::rank_failed(int rank, std::exception_ptr error) {
     const int culprit = mismatch_culprit_ >= 0 ? mismatch_culprit_ : rank;
     std::string summary = me.error.substr(0, me.error.find('\n'));
     if (mismatch_culprit_ >= 0) summary += fmt::format(" (first rank that differs: {})", culprit);
+    const bool message = summary.starts_with("message mismatch");
+    culprit_ = {message ? "message-mismatch" : "collective-mismatch",
+                message || mismatch_sentence_.empty() ? summary : mismatch_sentence_,
+                {culprit}};
     abort(RunStatus::mismatch, culprit, error, std::move(summary), me.error);
   } else {
+    culprit_ = {"rank-failure", fmt::format("rank {} failed first: {}", rank, me.error), {rank}};
     abort(RunStatus::rank_failed, rank, error, fmt::format("rank {} failed: {}", rank, me.error),
           failure_details(rank));
   }
@@ -385,7 +397,9 @@ void Fabric::rank_failed(int rank, std::exception_ptr error) {
 void Fabric::check_for_deadlock() {
   if (verdict_ != RunStatus::ok || live_ == 0 || blocked_ != live_) return;
   const detail::WaitGraph graph = build_wait_graph();
+  wait_graph_ = snapshot_wait_graph(graph);
   if (declare_order_mismatch(graph)) return;  // collectives of two groups in opposite orders
+  culprit_ = diagnose_deadlock(graph);
   std::string details = deadlock_details(graph, /*watchdog_rank=*/-1);
   abort(RunStatus::deadlock, -1, nullptr, deadlock_summary(graph), std::move(details));
 }
@@ -413,8 +427,10 @@ void Fabric::run_watchdog(std::chrono::milliseconds tick) {
 void Fabric::declare_watchdog(int rank, const Operation& op) {
   watchdog_fired_ = true;
   const detail::WaitGraph graph = build_wait_graph();
+  wait_graph_ = snapshot_wait_graph(graph);
   std::string summary = fmt::format("watchdog: rank {} waited more than {} ms in {}", rank,
                                     options_.timeout.count(), describe_pending(op));
+  culprit_ = {"watchdog", summary, {rank}};
   std::string details = deadlock_details(graph, rank);
   auto cause = std::make_exception_ptr(TimeoutError(summary));
   abort(RunStatus::deadlock, rank, cause, std::move(summary), std::move(details));

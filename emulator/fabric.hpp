@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "emulator/detail/fabric_mutex.hpp"
 #include "emulator/detail/fabric_state.hpp"
+#include "emulator/detail/fault_injector.hpp"
 #include "emulator/detail/fingerprint_book.hpp"
 #include "emulator/detail/operation.hpp"
 #include "emulator/fingerprint.hpp"
@@ -92,6 +94,16 @@ class Fabric {
   /// returns the report.
   RunReport finish();
 
+  // Fault injection (fabric_faults.cpp).
+  /// Whether the run has a fault plan: with none, this is all a post pays.
+  bool injects_faults() const { return faults_ != nullptr; }
+  /// Called by `rank` before it posts its next operation (`describe` says which): throws
+  /// RankKilledError if a kill fault hits it; returns how often to yield for a delay fault.
+  std::uint64_t inject_before_post(int rank, const std::function<std::string()>& describe);
+  /// The number `rank`'s next native collective on `group` gets (`all_reduce #k` in
+  /// reports). Only the rank's own fiber may ask: it alone advances the number.
+  std::int64_t next_collective_number(int rank, const Group& group) const;
+
  private:
   using RankState = detail::RankState;
   using RankSlot = detail::RankSlot;
@@ -129,13 +141,22 @@ class Fabric {
   bool declare_order_mismatch(const detail::WaitGraph& graph);
   void declare_watchdog(int rank, const detail::Operation& op);
 
-  // Deadlock analysis (fabric_report.cpp).
+  /// A drop or corrupt fault on a new send; true if it was dropped (and is complete).
+  bool inject_on_send(detail::Operation& send);
+  /// Applies the corrupt fault of `send` to what `recv` just received.
+  void corrupt_delivery(const detail::Operation& send, detail::Operation& recv);
+  /// "inside all_reduce #0 of world via ring", or empty if `rank` is in no collective.
+  std::string where_inside(int rank) const;
+
+  // Deadlock analysis (fabric_report.cpp, fabric_diagnosis.cpp).
   detail::WaitGraph build_wait_graph() const;
   std::string describe_pending(const detail::Operation& op) const;
   std::string deadlock_summary(const detail::WaitGraph& graph) const;
   std::string deadlock_details(const detail::WaitGraph& graph, int watchdog_rank) const;
   std::string culprit_lines(const detail::WaitGraph& graph) const;
   std::string failure_details(int root_rank) const;
+  Culprit diagnose_deadlock(const detail::WaitGraph& graph) const;
+  WaitForGraph snapshot_wait_graph(const detail::WaitGraph& graph) const;
   std::string recent_events(int rank) const;
   std::vector<const detail::Operation*> pending_operations() const;
   TraceHeader trace_header() const;
@@ -163,7 +184,11 @@ class Fabric {
   std::string details_;
   bool watchdog_fired_ = false;  // the verdict came from check_watchdog
   int mismatch_culprit_ = -1;  // the first rank whose call differed, set with MismatchError
+  std::string mismatch_sentence_;  // one line naming that rank's call and the others', likewise
+  Culprit culprit_;            // set with the verdict
+  WaitForGraph wait_graph_;    // set when the verdict is reached with ranks blocked
   detail::FingerprintBook fingerprints_;
+  std::unique_ptr<detail::FaultInjector> faults_;  // null without a fault plan
 };
 
 }  // namespace ranklab

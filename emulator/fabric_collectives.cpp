@@ -84,7 +84,7 @@ void Fabric::throw_call_mismatch(const Group& group, std::uint64_t seq,
       [](const detail::PostedFingerprint& m) -> const CollectiveFingerprint& {
         return m.fingerprint;
       },
-      culprit);
+      culprit, mismatch_sentence_);
   mismatch_culprit_ = culprit;
   throw MismatchError(std::move(table));
 }

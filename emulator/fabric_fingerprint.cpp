@@ -144,6 +144,20 @@ bool Fabric::declare_order_mismatch(const detail::WaitGraph& graph) {
     std::string summary =
         fmt::format("collective order mismatch: {} called in opposite orders ({})",
                     list_groups(groups), detail::format_cycle(cycle));
+    std::vector<int> blamed{culprit};
+    for (const int r : ranks) {
+      if (r != culprit) blamed.push_back(r);
+    }
+    std::string calls;
+    for (std::size_t i = 0; i < where.size(); ++i) {
+      calls += fmt::format("{}rank {} in {} #{}: {}", i ? ", " : "", ranks[i],
+                           where[i].group->name(), where[i].seq, where[i].call);
+    }
+    culprit_ = {"collective-order",
+                fmt::format("ranks call collectives on {} in opposite orders, so each waits for "
+                            "the next in another group ({}): {}; first rank that differs: {}",
+                            list_groups(groups), detail::format_cycle(cycle), calls, culprit),
+                std::move(blamed)};
     std::string details = table + "\n\n" + deadlock_details(graph, /*watchdog_rank=*/-1);
     abort(RunStatus::mismatch, culprit, std::make_exception_ptr(MismatchError(table)),
           std::move(summary), std::move(details));

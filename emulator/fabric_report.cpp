@@ -249,6 +249,13 @@ RunReport Fabric::finish() {
   report.summary = verdict_ == RunStatus::ok ? fmt::format("ok: {} ranks finished", world_size())
                                              : summary_;
   report.details = details_;
+  report.culprit = culprit_;
+  report.wait_graph = wait_graph_;
+  if (faults_) {
+    std::vector<std::uint64_t> posted;
+    for (const auto& slot : ranks_) posted.push_back(slot->next_seq);
+    report.faults = faults_->notes(posted);
+  }
   report.ranks.resize(ranks_.size());
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const auto& slot = *ranks_[r];

@@ -1,15 +1,15 @@
 #include "emulator/options.hpp"
 
 #include <charconv>
+#include <algorithm>
 #include <cstdlib>
 
+#include "emulator/detail/parse_number.hpp"
 #include "emulator/errors.hpp"
 
 namespace ranklab {
-namespace {
-
-// Parses a whole unsigned decimal number; `what` names the field in the error.
-std::uint64_t parse_number(std::string_view text, std::string_view what, std::string_view whole) {
+std::uint64_t detail::parse_number(std::string_view text, std::string_view what,
+                                   std::string_view whole) {
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
@@ -17,6 +17,34 @@ std::uint64_t parse_number(std::string_view text, std::string_view what, std::st
                                  text, whole));
   }
   return value;
+}
+
+using detail::parse_number;
+
+namespace {
+
+// "STEP=RANK,STEP=RANK,..." with increasing steps; empty is rank order itself.
+std::vector<Preemption> parse_preemptions(std::string_view list, std::string_view whole) {
+  std::vector<Preemption> out;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      throw UsageError(fmt::format("invalid preemption '{}' in '{}': expected STEP=RANK", item,
+                                   whole));
+    }
+    const Preemption p{.step = parse_number(item.substr(0, eq), "step", whole),
+                       .rank = static_cast<int>(
+                           std::min<std::uint64_t>(parse_number(item.substr(eq + 1), "rank", whole),
+                                                   std::uint64_t{1} << 30))};
+    if (!out.empty() && p.step <= out.back().step) {
+      throw UsageError(fmt::format("invalid '{}': preemption steps must increase", whole));
+    }
+    out.push_back(p);
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  return out;
 }
 
 }  // namespace
@@ -45,8 +73,15 @@ SchedulePolicy SchedulePolicy::parse(std::string_view text) {
     }
     return policy;
   }
+  if (name == "preempt" && colon != std::string_view::npos) {
+    policy.kind = Kind::preempt;
+    policy.preemptions = parse_preemptions(rest, text);
+    return policy;
+  }
   throw UsageError(fmt::format(
-      "unknown scheduling policy '{}': expected rank-order, random:SEED or pct:SEED[:DEPTH]", text));
+      "unknown scheduling policy '{}': expected rank-order, random:SEED, pct:SEED[:DEPTH] or "
+      "preempt:STEP=RANK,...",
+      text));
 }
 
 std::string SchedulePolicy::to_string() const {
@@ -54,6 +89,13 @@ std::string SchedulePolicy::to_string() const {
     case Kind::rank_order: return "rank-order";
     case Kind::random: return fmt::format("random:{}", seed);
     case Kind::pct: return fmt::format("pct:{}:{}", seed, depth);
+    case Kind::preempt: {
+      std::string text = "preempt:";
+      for (std::size_t i = 0; i < preemptions.size(); ++i) {
+        text += fmt::format("{}{}={}", i ? "," : "", preemptions[i].step, preemptions[i].rank);
+      }
+      return text;
+    }
   }
   return "rank-order";
 }

@@ -7,12 +7,22 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/faults.hpp"
 #include "traces/sink.hpp"
 
 namespace ranklab {
+
+/// A scheduling step at which a `preempt` policy runs `rank` instead of rank order's choice.
+/// Steps count the picks of a rank fiber on a worker thread, from 0.
+struct Preemption {
+  std::uint64_t step = 0;
+  int rank = 0;
+  friend bool operator==(const Preemption&, const Preemption&) = default;
+};
 
 /// Which ready rank runs next on a worker thread.
 struct SchedulePolicy {
@@ -20,15 +30,26 @@ struct SchedulePolicy {
     rank_order,  ///< FIFO round-robin, starting in rank order (the default)
     random,      ///< a uniformly random ready rank, from a seeded generator
     pct,         ///< probabilistic concurrency testing: random priorities, DEPTH-1 change points
+    preempt,     ///< rank order, except at the listed steps (what `explore` shrinks to)
   };
   Kind kind = Kind::rank_order;
   std::uint64_t seed = 0;
   int depth = 3;  ///< pct only: the bug depth the schedule targets
+  std::vector<Preemption> preemptions;  ///< preempt only: by increasing step
 
-  /// Parses `rank-order`, `random:SEED`, `pct:SEED[:DEPTH]`; throws UsageError otherwise.
+  /// Parses `rank-order`, `random:SEED`, `pct:SEED[:DEPTH]`, `preempt:STEP=RANK,...`;
+  /// throws UsageError otherwise.
   static SchedulePolicy parse(std::string_view text);
   /// The text form that `parse` accepts back.
   std::string to_string() const;
+};
+
+/// What a one-thread run's scheduler did, for `explore` (ClusterOptions::schedule_log).
+struct ScheduleLog {
+  std::vector<int> picks;  ///< the rank picked at each step
+  /// The steps whose pick was not rank order's FIFO choice (rank-order and preempt policies
+  /// only): a preempt policy with exactly these reproduces the run.
+  std::vector<Preemption> deviations;
 };
 
 /// When a send completes.
@@ -69,6 +90,10 @@ struct ClusterOptions {
   std::shared_ptr<TraceSink> trace_sink;
   /// Extra entries for the trace header's `config` (program, arguments, seed, ...).
   nlohmann::json trace_config = nlohmann::json::object();
+  /// Faults to inject (faults.hpp); empty: none, at the cost of one pointer test per operation.
+  FaultPlan faults;
+  /// Filled with every scheduling decision when set; requires threads == 1.
+  std::shared_ptr<ScheduleLog> schedule_log;
 
   /// Defaults overridden by RANKLAB_THREADS, RANKLAB_TIMEOUT_MS, RANKLAB_POLICY,
   /// RANKLAB_SEND_MODE (the one place those variables are read).

@@ -18,11 +18,40 @@ const Group& RankContext::new_group(std::string_view kind, std::span<const int> 
   return fabric_.group(kind, global_ranks);
 }
 
+namespace {
+
+// The global rank of group rank `r` for a fault's description; the fabric checks it later.
+int global_or_invalid(const Group& group, int r) {
+  return r >= 0 && r < group.size() ? group.global_rank(r) : kNoRank;
+}
+
+}  // namespace
+
+void RankContext::inject_faults(const std::function<std::string()>& describe) {
+  const std::uint64_t delay = fabric_.inject_before_post(rank_, describe);
+  for (std::uint64_t i = 0; i < delay; ++i) yield();
+}
+
 Request RankContext::isend(const Group& group, ConstBuffer data, int dst, int tag) {
+  if (fabric_.injects_faults()) [[unlikely]] {
+    inject_faults([&] {
+      return fmt::format("send to rank {} tag {} in {} ({} x {})", global_or_invalid(group, dst), tag,
+                         group.name(), data.count, to_string(data.dtype));
+    });
+  }
   return fabric_.isend(rank_, group, data, dst, tag);
 }
 
 Request RankContext::irecv(const Group& group, MutableBuffer data, int src, int tag) {
+  if (fabric_.injects_faults()) [[unlikely]] {
+    inject_faults([&] {
+      return fmt::format("recv from {} tag {} in {} ({} x {})",
+                         src == kAnySource ? std::string("any source")
+                                           : fmt::format("rank {}", global_or_invalid(group, src)),
+                         tag == kAnyTag ? std::string("any") : std::to_string(tag), group.name(),
+                         data.count, to_string(data.dtype));
+    });
+  }
   return fabric_.irecv(rank_, group, data, src, tag);
 }
 
@@ -37,6 +66,12 @@ RecvStatus RankContext::recv(const Group& group, MutableBuffer data, int src, in
 }
 
 Request RankContext::icollective(const Group& group, const CollectiveArgs& args) {
+  if (fabric_.injects_faults()) [[unlikely]] {
+    inject_faults([&] {
+      return fmt::format("{} #{} in {}", to_string(args.op),
+                         fabric_.next_collective_number(rank_, group), group.name());
+    });
+  }
   return fabric_.icollective(rank_, group, args);
 }
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "emulator/buffer.hpp"
@@ -66,6 +68,9 @@ class RankContext {
   void set_next_rank_seq(std::uint64_t rank_seq);
 
  private:
+  /// Applies a kill or delay fault due before the next post (fault injection only).
+  void inject_faults(const std::function<std::string()>& describe);
+
   Fabric& fabric_;
   int rank_;
 };

@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ranklab {
@@ -26,6 +27,37 @@ struct RankOutcome {
   std::string error;  ///< what() of the exception that ended it, if any
 };
 
+/// What a failed run's report blames, in one line (docs/debugging.md lists the kinds).
+struct Culprit {
+  std::string kind;        ///< "send-cycle", "tag-mismatch", "rank-failure", ...; empty if ok
+  std::string text;        ///< one sentence naming the ranks, groups and calls
+  std::vector<int> ranks;  ///< the ranks it names, the most to blame first
+};
+
+/// Who waited for whom when a run deadlocked: what `--wait-graph` draws (Graphviz).
+struct WaitForGraph {
+  struct Node {
+    int rank = 0;
+    std::string state;  ///< "blocked", "finished", "failed" or "running"
+    std::string call;   ///< the blocked operation; empty otherwise
+  };
+  struct Edge {
+    int from = 0;
+    int to = 0;
+    std::string label;  ///< the call `from` waits in
+    bool in_cycle = false;
+    bool lost = false;  ///< not a wait: a message from `from` to `to` that a fault dropped
+  };
+  std::vector<Node> nodes;  ///< the blocked ranks and the ranks they wait for, by rank
+  std::vector<Edge> edges;
+
+  bool empty() const { return nodes.empty(); }
+};
+
+/// The graph in Graphviz's DOT language: blocked ranks as boxes with their call, ranks
+/// that ended as grey or red ovals, wait-for edges labelled with the call, cycles in red.
+std::string to_dot(const WaitForGraph& graph, std::string_view title);
+
 /// Returned by Cluster::run; the run itself never throws for a rank's failure.
 struct RunReport {
   RunStatus status = RunStatus::ok;
@@ -34,6 +66,9 @@ struct RunReport {
   std::exception_ptr root_cause;     ///< that error, to rethrow in tests
   std::string summary;               ///< one line
   std::string details;               ///< the full report: deadlock analysis, mismatch table
+  Culprit culprit;                   ///< the one-line diagnosis; empty kind if ok
+  std::vector<std::string> faults;   ///< one line per injected fault: what it did
+  WaitForGraph wait_graph;           ///< when ranks were blocked at the end (deadlock)
 
   bool ok() const { return status == RunStatus::ok; }
   /// Rethrows the root cause (tests use this to fail with the rank's own message).

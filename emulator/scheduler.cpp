@@ -29,10 +29,11 @@ RankProperties* RankScheduler::current_rank() {
 RankScheduler::~RankScheduler() { on_cluster_worker = false; }
 
 RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index,
-                             int ranks_on_thread)
+                             int ranks_on_thread, ScheduleLog* log)
     : policy_(policy),
       random_(policy.seed * 0x100000001b3ULL + static_cast<std::uint64_t>(thread_index)),
-      round_(std::max(ranks_on_thread, 1)) {
+      round_(std::max(ranks_on_thread, 1)),
+      log_(log) {
   on_cluster_worker = true;
   if (policy_.kind != SchedulePolicy::Kind::pct) return;
   // Distinct initial priorities d .. d+n-1 in a random order (Fisher-Yates).
@@ -56,6 +57,7 @@ void RankScheduler::awakened(boost::fibers::context* ctx, RankProperties& props)
   }
   switch (policy_.kind) {
     case SchedulePolicy::Kind::rank_order:
+    case SchedulePolicy::Kind::preempt:
       fifo_.push_back(ctx);
       break;
     case SchedulePolicy::Kind::random:
@@ -92,20 +94,49 @@ bool RankScheduler::has_ready_rank() const noexcept {
   return !fifo_.empty() || !pool_.empty() || !by_priority_.empty();
 }
 
+void RankScheduler::log_pick(boost::fibers::context* ctx, bool deviation) noexcept {
+  const int rank = properties(ctx).rank;
+  try {
+    log_->picks.push_back(rank);
+    if (deviation) log_->deviations.push_back(Preemption{picks_, rank});
+  } catch (...) {  // out of memory: the log is a debugging aid, the run goes on
+  }
+}
+
+boost::fibers::context* RankScheduler::pick_fifo() noexcept {
+  if (fifo_.empty()) return nullptr;
+  auto chosen = fifo_.begin();
+  const auto& preemptions = policy_.preemptions;
+  while (next_preemption_ < preemptions.size() &&
+         preemptions[next_preemption_].step <= picks_) {
+    const Preemption& p = preemptions[next_preemption_++];
+    if (p.step != picks_) continue;
+    // The listed rank runs if it is ready; otherwise rank order's choice stands.
+    const auto it = std::find_if(fifo_.begin(), fifo_.end(),
+                                 [&](auto* c) { return properties(c).rank == p.rank; });
+    if (it != fifo_.end()) chosen = it;
+  }
+  auto* ctx = *chosen;
+  if (log_) log_pick(ctx, chosen != fifo_.begin());
+  fifo_.erase(chosen);
+  ++picks_;
+  return ctx;
+}
+
 boost::fibers::context* RankScheduler::pick_rank() noexcept {
   boost::fibers::context* ctx = nullptr;
   switch (policy_.kind) {
     case SchedulePolicy::Kind::rank_order:
-      if (fifo_.empty()) return nullptr;
-      ctx = fifo_.front();
-      fifo_.pop_front();
-      return ctx;
+    case SchedulePolicy::Kind::preempt:
+      return pick_fifo();
     case SchedulePolicy::Kind::random: {
       if (pool_.empty()) return nullptr;
       const std::size_t i = random_.below(pool_.size());
       ctx = pool_[i];
       pool_[i] = pool_.back();
       pool_.pop_back();
+      if (log_) log_pick(ctx, false);
+      ++picks_;
       return ctx;
     }
     case SchedulePolicy::Kind::pct: {
@@ -120,6 +151,8 @@ boost::fibers::context* RankScheduler::pick_rank() noexcept {
         change_points_.erase(change_points_.begin());
         lower_priority(properties(ctx).rank);
       }
+      if (log_) log_pick(ctx, false);
+      ++picks_;
       return ctx;
     }
   }

@@ -38,15 +38,20 @@ class RankProperties : public boost::fibers::fiber_properties {
 /// - pct:SEED:D: PCT (Burckhardt et al., ASPLOS 2010): distinct random priorities, the
 ///   highest ready one runs; at D-1 random steps the running rank drops below all others.
 ///   A yielding rank also drops, so polling loops cannot starve the others.
+/// - preempt:STEP=RANK,...: rank-order, except that at each listed step the listed rank runs
+///   if it is ready (a "preemption" of rank order's choice).
+/// With a ScheduleLog every pick is recorded, and under rank-order and preempt the picks
+/// that were not FIFO's choice, so that explore can replay and shrink a schedule.
 /// Boost's own fibers (main, dispatcher) run when no rank is ready, and otherwise once per
 /// round of the thread's ranks, as Boost's round_robin would run them: Boost's dispatcher
 /// re-queues itself every time it resumes a fiber, so running it first would put a
 /// dispatcher switch between every two ranks (bench/RESULTS.md, finding 3).
 class RankScheduler : public boost::fibers::algo::algorithm_with_properties<RankProperties> {
  public:
-  /// `ranks_on_thread`: how many ranks this worker runs, the length of a round.
+  /// `ranks_on_thread`: how many ranks this worker runs, the length of a round. `log` (may
+  /// be null) receives every pick; only one thread of a run may have one.
   RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index,
-                int ranks_on_thread);
+                int ranks_on_thread, ScheduleLog* log = nullptr);
 
   void awakened(boost::fibers::context* ctx, RankProperties& props) noexcept override;
   boost::fibers::context* pick_next() noexcept override;
@@ -65,6 +70,8 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
 
  private:
   boost::fibers::context* pick_rank() noexcept;
+  boost::fibers::context* pick_fifo() noexcept;
+  void log_pick(boost::fibers::context* ctx, bool deviation) noexcept;
   boost::fibers::context* pick_system() noexcept;
   bool has_ready_rank() const noexcept;
   void lower_priority(int rank) noexcept;
@@ -81,6 +88,9 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   std::int64_t lowest_ = 0;                      // pct: next priority below all others
   int round_ = 1;                 // ranks on this thread
   int picks_since_system_ = 0;    // rank picks since Boost's own fibers last ran
+  std::uint64_t picks_ = 0;           // rank picks so far (preempt's steps)
+  std::size_t next_preemption_ = 0;   // preempt: index into policy_.preemptions
+  ScheduleLog* log_ = nullptr;
 
   std::mutex mutex_;
   std::condition_variable wakeup_;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README's second command: set up, build, and run the whole test suite. With CI=true it
 # also runs the suite under UndefinedBehaviorSanitizer, the fiber-free suites under
-# AddressSanitizer, and the trace reader's libFuzzer target for a bounded time.
+# AddressSanitizer, and the libFuzzer targets (trace reader, TI importer) for a bounded time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/setup.sh"
@@ -19,10 +19,10 @@ if [ "${CI:-}" = "true" ]; then
   BUILD_DIR="$ROOT/build-asan" RANKLAB_CMAKE_ARGS="-DRANKLAB_SANITIZE=address,undefined -DRANKLAB_BUILD_BENCH=OFF" \
     BUILD_TARGETS="traces_test traces_tools_test" configure_and_build
   ctest --test-dir "$ROOT/build-asan" --output-on-failure -j"$(nproc)" -L nofibers
-  # libFuzzer on the trace reader and tools (clang), for a bounded time.
+  # libFuzzer (clang) on the trace reader and tools and on the SimGrid TI importer, 30 s each.
   install_packages clang libclang-rt-14-dev
-  BUILD_DIR="$ROOT/build-fuzz" BUILD_TARGETS=trace_reader_fuzzer \
-    RANKLAB_CMAKE_ARGS="-DCMAKE_CXX_COMPILER=clang++ -DRANKLAB_BUILD_FUZZERS=ON -DRANKLAB_FUZZ_SECONDS=60 -DRANKLAB_BUILD_TESTS=OFF -DRANKLAB_BUILD_BENCH=OFF" \
+  BUILD_DIR="$ROOT/build-fuzz" BUILD_TARGETS="trace_reader_fuzzer ti_importer_fuzzer" \
+    RANKLAB_CMAKE_ARGS="-DCMAKE_CXX_COMPILER=clang++ -DRANKLAB_BUILD_FUZZERS=ON -DRANKLAB_FUZZ_SECONDS=30 -DRANKLAB_BUILD_TESTS=OFF -DRANKLAB_BUILD_BENCH=OFF" \
     configure_and_build
   ctest --test-dir "$ROOT/build-fuzz" --output-on-failure -L fuzz --no-tests=error
 fi

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <tuple>
 
 #include "traces/error.hpp"
 
@@ -107,20 +106,21 @@ const std::vector<std::uint64_t>& TraceBuilder::open(int rank) const {
 
 void TraceBuilder::match_messages(BuiltTrace& built) {
   Trace& trace = built.trace;
-  // Sends by (group, source, destination), in the sender's post order.
+  // Each (group, source, destination) channel's sends, in the sender's post order.
   struct Channel {
     std::vector<EventRef> sends;
     std::vector<bool> taken;
     std::size_t first_free = 0;  ///< sends before it are all taken
   };
-  std::map<std::tuple<std::uint32_t, int, int>, Channel> channels;
+  // By (group, destination), then source in ascending global rank.
+  std::map<std::pair<std::uint32_t, int>, std::map<int, Channel>> channels;
   std::vector<std::vector<EventRef>> receives(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (std::size_t i = 0; i < trace.ranks[r].size(); ++i) {
       const TraceEvent& e = trace.ranks[r][i];
       const EventRef ref{static_cast<int>(r), i};
       if (e.op == OpKind::send) {
-        Channel& c = channels[{e.group, e.rank, e.peer}];
+        Channel& c = channels[{e.group, e.peer}][e.rank];
         c.sends.push_back(ref);
         c.taken.push_back(false);
       } else if (e.op == OpKind::recv) {
@@ -135,28 +135,34 @@ void TraceBuilder::match_messages(BuiltTrace& built) {
   const auto find_in = [&](Channel& c, const TraceEvent& recv) -> std::size_t {
     while (c.first_free < c.taken.size() && c.taken[c.first_free]) ++c.first_free;
     for (std::size_t k = c.first_free; k < c.sends.size(); ++k) {
-      if (!c.taken[k] && (recv.tag == kAnyTagInTrace || event(c.sends[k]).tag == recv.tag))
+      if (!c.taken[k] && (recv.tag == kAnyTagInTrace || event(c.sends[k]).tag == recv.tag)) {
         return k;
+      }
     }
     return c.sends.size();
   };
   std::vector<std::vector<bool>> matched(trace.ranks.size());
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r)
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     matched[r].assign(trace.ranks[r].size(), false);
+  }
   for (const auto& list : receives) {
     for (const EventRef& ref : list) {
       TraceEvent& recv = event(ref);
-      const auto& members = trace.header.groups[recv.group].ranks;
+      const auto to_me = channels.find({recv.group, recv.rank});
+      if (to_me == channels.end()) continue;
       Channel* chosen = nullptr;
       std::size_t k = 0;
-      const std::vector<int> one{recv.peer};
-      for (int src : recv.peer == kNoRank ? members : one) {
-        const auto it = channels.find({recv.group, src, recv.rank});
-        if (it == channels.end()) continue;
-        k = find_in(it->second, recv);
-        if (k < it->second.sends.size()) {
-          chosen = &it->second;
-          break;
+      const auto take = [&](Channel& channel) {
+        k = find_in(channel, recv);
+        if (k < channel.sends.size()) chosen = &channel;
+        return chosen != nullptr;
+      };
+      if (recv.peer != kNoRank) {
+        const auto from = to_me->second.find(recv.peer);
+        if (from != to_me->second.end()) take(from->second);
+      } else {
+        for (auto& entry : to_me->second) {
+          if (take(entry.second)) break;
         }
       }
       if (chosen == nullptr) continue;

@@ -14,8 +14,8 @@
 // Matching is MPI's non-overtaking rule applied to the whole program at once: per
 // destination, receives in post order take the earliest unmatched send from their source
 // with their tag (a sender's sends in post order). A receive from any source (or with any
-// tag) takes the earliest such send of the first sender in group order: at run time the
-// first to arrive would win, which a program known only as data cannot say.
+// tag) takes the earliest such send of the lowest sender rank: at run time the first to
+// arrive would win, which a program known only as data cannot say.
 #pragma once
 
 #include <cstdint>

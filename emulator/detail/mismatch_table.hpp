@@ -38,10 +38,11 @@ const auto& majority(const Members& members, Project project) {
 
 /// Every member's call (`project(member)`, printed with `describe`) beside its group and
 /// global rank, marking those that differ from the majority; members not arrived yet show
-/// as such. `culprit` gets the global rank of the first member that differs.
+/// as such. `culprit` gets the global rank of the first member that differs, and `sentence`
+/// one line naming it, its call, and the call of the members it differs from.
 template <typename Members, typename Project>
 std::string mismatch_table(const Group& group, std::uint64_t seq, const Members& members,
-                           Project project, int& culprit) {
+                           Project project, int& culprit, std::string& sentence) {
   const auto& reference = majority(members, project);
   std::string table = fmt::format(
       "collective mismatch in {} collective #{}: the members' calls differ\n"
@@ -59,6 +60,20 @@ std::string mismatch_table(const Group& group, std::uint64_t seq, const Members&
     if (differs && culprit < 0) culprit = global;
     table += fmt::format("  {:>10}  {:>11}  {:<8}  {}{}\n", i, global, m->rank_seq,
                          describe(project(*m)), differs ? "   <-- differs" : "");
+  }
+  std::string agreeing;
+  int agree_count = 0;
+  for (int i = 0; i < group.size(); ++i) {
+    const auto& m = members[static_cast<std::size_t>(i)];
+    if (!m || !(project(*m) == reference)) continue;
+    agreeing += fmt::format("{}{}", agree_count++ ? ", " : "", group.global_rank(i));
+  }
+  for (int i = 0; i < group.size(); ++i) {
+    const auto& m = members[static_cast<std::size_t>(i)];
+    if (!m || group.global_rank(i) != culprit) continue;
+    sentence = fmt::format("rank {} called {} where rank{} {} called {} ({} collective #{})",
+                           culprit, describe(project(*m)), agree_count == 1 ? "" : "s", agreeing,
+                           describe(reference), group.name(), seq);
   }
   return table + fmt::format("first rank that differs: {}", culprit);
 }

@@ -9,6 +9,7 @@
 
 #include "emulator/buffer.hpp"
 #include "emulator/collective_args.hpp"
+#include "emulator/faults.hpp"
 #include "emulator/group.hpp"
 #include "emulator/request.hpp"
 #include "traces/event.hpp"
@@ -30,6 +31,7 @@ struct Operation {
   MutableBuffer recv_data;          ///< where a recv writes
   std::vector<std::byte> eager_copy;  ///< the payload of a buffered send
   bool matched = false;             ///< a send found its receive (or vice versa)
+  const FaultSpec* corrupt = nullptr;  ///< a send that a `corrupt` fault hit (faults.hpp)
 
   // Collectives.
   CollectiveArgs coll;

@@ -162,8 +162,8 @@ TEST(OptionsTest, PolicyAndSendModeParsing) {
   }
   EXPECT_EQ(SchedulePolicy::parse("pct:5").to_string(), "pct:5:3") << "default depth 3";
   EXPECT_THROW_MSG(SchedulePolicy::parse("random"), UsageError,
-                   "unknown scheduling policy 'random': expected rank-order, random:SEED or "
-                   "pct:SEED[:DEPTH]");
+                   "unknown scheduling policy 'random': expected rank-order, random:SEED, "
+                   "pct:SEED[:DEPTH] or preempt:STEP=RANK,...");
   EXPECT_THROW_MSG(SchedulePolicy::parse("random:x"), UsageError, "invalid seed 'x' in 'random:x'");
   EXPECT_THROW_MSG(SchedulePolicy::parse("pct:1:0"), UsageError,
                    "invalid depth in 'pct:1:0': expected 1..1000");

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <vector>
 
 #include "emulator/errors.hpp"
 #include "tests/support/cluster_params.hpp"
 #include "tests/support/expect_throw_msg.hpp"
+#include "traces/simgrid_ti.hpp"
 #include "traces/sink.hpp"
 
 namespace ranklab {
@@ -274,6 +276,18 @@ TEST(ReplayTest, VersionOneZeroMeansBlockingCalls) {
   EXPECT_TRUE(reproduced(report));
   EXPECT_FALSE(report.wait_points);
   EXPECT_TRUE(contains(format_replay(report, "t"), "no wait points (format 1.0)"));
+}
+
+//! SMPI's recordings (traces/examples/ti) replay on the fabric, reproduced, under every
+//! policy and thread count.
+TEST(ReplayTest, SimgridRecordingsReproduce) {
+  const auto ti = std::filesystem::path(RANKLAB_SOURCE_DIR) / "traces" / "examples" / "ti";
+  for (const char* name : {"ring8", "mix4"}) {
+    const Trace trace = read_simgrid_ti(ti / name);
+    for (const ClusterParam& param : testing::cluster_params({trace.header.world_size})) {
+      EXPECT_TRUE(reproduced(replay(trace, param))) << name << " " << param.name();
+    }
+  }
 }
 
 //! What cannot be replayed fails before the run, naming the operation.

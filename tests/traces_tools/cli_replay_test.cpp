@@ -141,6 +141,32 @@ TEST_F(CliReplayTest, CostModelTimesRunAndReplay) {
   EXPECT_EQ(json["virtual_time"]["ranks"].size(), 8u);
 }
 
+//! SimGrid TI recordings replay from the CLI: the ring reproduces (exit 0) and is timed with
+//! its compute; SMPI's recording of a deadlock replays into ranklab's deadlock report.
+TEST_F(CliReplayTest, SimgridTiRecordingsReplay) {
+  const auto ti = tools_testing::examples_dir() / "ti";
+  const CommandResult ring = ranklab("replay --format simgrid-ti " + shell_quoted(ti / "ring8") +
+                                     " --threads 2 --cost alpha=1e-6,beta=1e10,flops=1e9");
+  EXPECT_EQ(ring.exit_code, 0) << ring.out << ring.err;
+  EXPECT_TRUE(has(ring.out, "result: reproduced: all 120 operations and 24 messages")) << ring.out;
+  EXPECT_TRUE(has(ring.out, "virtual time (alpha=1e-06 s, beta=1e+10 B/s, 1e+09 FLOP/s)"))
+      << ring.out;
+  const CommandResult mix = ranklab("replay --format simgrid-ti " +
+                                    shell_quoted(ti / "mix4" / "trace.txt") + " --policy pct:3:2");
+  EXPECT_EQ(mix.exit_code, 0) << mix.out << mix.err;
+  const CommandResult deadlock =
+      ranklab("replay --format simgrid-ti " + shell_quoted(ti / "deadlock3"));
+  EXPECT_EQ(deadlock.exit_code, 3) << deadlock.out << deadlock.err;
+  EXPECT_TRUE(has(deadlock.out, "  0 -> 1 -> 0\n")) << deadlock.out;
+  EXPECT_TRUE(has(deadlock.out, "rank 2: barrier #0 in world")) << deadlock.out;
+  const auto bad = dir_ / "bad.txt";
+  std::ofstream(bad) << "0 init\n0 send 1 0\n";
+  const CommandResult error = ranklab("replay --format simgrid-ti " + shell_quoted(bad));
+  EXPECT_EQ(error.exit_code, 1);
+  EXPECT_TRUE(has(error.err, "bad.txt:2: send needs DST TAG COUNT [DTYPE] (got 2 arguments)"))
+      << error.err;
+}
+
 //! Bad input and usage: exit 1 with one line naming what and where.
 TEST_F(CliReplayTest, BadInputExits1WithOneLine) {
   const auto bad = dir_ / "bad.jsonl";
@@ -152,7 +178,8 @@ TEST_F(CliReplayTest, BadInputExits1WithOneLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"replay " + shell_quoted(bad), "bad.jsonl:2: invalid JSON"},
       {"replay " + shell_quoted(dir_ / "nope.jsonl"), "nope.jsonl: cannot open trace file"},
-      {"replay " + example + " --format nope", "unknown --format 'nope'"},
+      {"replay " + example + " --format nope",
+       "unknown --format 'nope': expected ranklab or simgrid-ti"},
       {"replay " + example + " --world 4", "--world"},
       {"replay " + example + " --threads 0", "--threads must be at least 1"},
       {"replay", "TRACE is required"},

@@ -1,4 +1,6 @@
-#include "cli/scenarios.hpp"
+// The basic scenarios: a correct ring and all_reduce, and one small program for each kind
+// of failure the emulator reports.
+#include "cli/scenarios/catalogue.hpp"
 
 #include <cstdint>
 #include <numeric>
@@ -124,55 +126,65 @@ void wildcard_race(Communicator& world, const ScenarioParams&, ScenarioOutput& o
 
 }  // namespace
 
-void ScenarioOutput::say(int rank, std::string line) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  lines_[static_cast<std::size_t>(rank)].push_back(std::move(line));
-}
-
-std::vector<std::string> ScenarioOutput::lines() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::string> out;
-  for (const auto& rank_lines : lines_) out.insert(out.end(), rank_lines.begin(), rank_lines.end());
-  return out;
-}
-
-const std::vector<Scenario>& scenarios() {
-  static const std::vector<Scenario> all = {
-      {"ring", "each rank isends to the next and receives from the previous: passes", 4, 1, ring},
-      {"allreduce", "all_reduce of rank-dependent data, checked against its closed form: passes",
-       8, 1, allreduce},
-      {"send-send",
-       "ranks 0 and 1 both send before receiving: deadlock under rendezvous, passes under eager",
-       2, 2, send_send},
-      {"missing-barrier",
-       "the last rank returns without entering a barrier: deadlock naming it as finished", 4, 2,
-       missing_barrier},
-      {"collective-mismatch",
-       "the last rank's all_reduce has a different count: mismatch, both signatures shown", 4, 2,
-       collective_mismatch},
-      {"crash", "rank 3 throws instead of joining an all_reduce: rank failure, rank 3 the root cause",
-       4, 2, crash},
-      {"group-order",
-       "ranks 0 and 1 call all_reduce on two shared groups in opposite orders: order mismatch",
-       2, 2, group_order},
-      {"message-mismatch",
-       "rank 0 sends more elements than rank 1's receive holds: mismatch naming both sides", 2, 2,
-       message_mismatch},
-      {"wildcard-race",
-       "receives from any source whose matches depend on the schedule: the trace shows which", 4,
-       2, wildcard_race},
+std::vector<Scenario> basic_scenarios() {
+  return {
+      {.name = "ring",
+       .summary = "each rank isends to the next and receives from the previous: passes",
+       .default_world = 4,
+       .min_world = 1,
+       .body = ring},
+      {.name = "allreduce",
+       .summary = "all_reduce of rank-dependent data, checked against its closed form: passes",
+       .default_world = 8,
+       .min_world = 1,
+       .body = allreduce},
+      {.name = "send-send",
+       .summary =
+           "ranks 0 and 1 both send before receiving: deadlock under rendezvous, passes under eager",
+       .default_world = 2,
+       .min_world = 2,
+       .body = send_send,
+       .expect = {RunStatus::deadlock, "send-cycle", {0, 1}}},
+      {.name = "missing-barrier",
+       .summary = "the last rank returns without entering a barrier: deadlock naming it as finished",
+       .default_world = 4,
+       .min_world = 2,
+       .body = missing_barrier,
+       .expect = {RunStatus::deadlock, "missing-participant", {3}}},
+      {.name = "collective-mismatch",
+       .summary =
+           "the last rank's all_reduce has a different count: mismatch, both signatures shown",
+       .default_world = 4,
+       .min_world = 2,
+       .body = collective_mismatch,
+       .expect = {RunStatus::mismatch, "collective-mismatch", {3}}},
+      {.name = "crash",
+       .summary = "rank 3 throws instead of joining an all_reduce: rank failure, rank 3 the root cause",
+       .default_world = 4,
+       .min_world = 2,
+       .body = crash,
+       .expect = {RunStatus::rank_failed, "rank-failure", {3}}},
+      {.name = "group-order",
+       .summary =
+           "ranks 0 and 1 call all_reduce on two shared groups in opposite orders: order mismatch",
+       .default_world = 2,
+       .min_world = 2,
+       .body = group_order,
+       .expect = {RunStatus::mismatch, "collective-order", {1}}},
+      {.name = "message-mismatch",
+       .summary = "rank 0 sends more elements than rank 1's receive holds: mismatch naming both sides",
+       .default_world = 2,
+       .min_world = 2,
+       .body = message_mismatch,
+       .expect = {RunStatus::mismatch, "message-mismatch", {}}},
+      {.name = "wildcard-race",
+       .summary =
+           "receives from any source whose matches depend on the schedule: the trace shows which",
+       .default_world = 4,
+       .min_world = 2,
+       .body = wildcard_race,
+       .expect = {RunStatus::ok, "nondeterminism", {}, /*needs_exploration=*/true}},
   };
-  return all;
-}
-
-const Scenario& find_scenario(std::string_view name) {
-  std::string known;
-  for (const auto& s : scenarios()) {
-    if (s.name == name) return s;
-    known += known.empty() ? "" : ", ";
-    known += s.name;
-  }
-  throw UsageError(fmt::format("unknown scenario '{}' (known: {})", name, known));
 }
 
 }  // namespace ranklab::cli

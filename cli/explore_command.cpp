@@ -1,0 +1,234 @@
+#include "cli/explore_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <tbb/info.h>
+
+#include "cli/explore.hpp"
+#include "cli/replay_command.hpp"
+#include "cli/run_diagnosis.hpp"
+#include "emulator/errors.hpp"
+#include "traces/jsonl.hpp"
+
+namespace ranklab::cli {
+namespace {
+
+// A shell word: bare when safe, else single-quoted (`drop:0->1#0` needs it).
+std::string shell_word(const std::string& arg) {
+  const bool safe = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=@%+,-").find(c) != std::string_view::npos;
+  });
+  if (safe) return arg;
+  std::string out = "'";
+  for (const char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// `ranklab run ARGS --policy P` (or `ranklab replay ...`), without the flags that only name
+// output files (--trace, --wait-graph): they do not change the run, and explore has
+// written them already.
+std::string reproduce_command(const std::string& command, const std::vector<std::string>& args,
+                              const SchedulePolicy& policy) {
+  std::string out = command;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--trace" || arg == "--wait-graph") {
+      ++i;  // and its value
+      continue;
+    }
+    if (arg.starts_with("--trace=") || arg.starts_with("--wait-graph=")) continue;
+    out += " " + shell_word(arg);
+  }
+  return out + " --policy " + shell_word(policy.to_string());
+}
+
+// Parses `args` exactly as `ranklab NAME` would (NAME's parser registered by `add`);
+// refuses what explore decides itself.
+template <typename Flags, typename Add>
+Flags parse_subcommand(const char* name, const std::vector<std::string>& args, Add add) {
+  CLI::App parser{"ranklab"};
+  Flags flags;
+  CLI::App& command = add(parser, flags);
+  std::vector<const char*> argv = {"ranklab", name};
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  try {
+    parser.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(
+        fmt::format("explore: in the arguments for `ranklab {}`: {}", name, e.what()));
+  }
+  const std::pair<const char*, const char*> refused[] = {
+      {"--policy", "explore chooses the schedules (see --strategy)"},
+      {"--threads", "every schedule runs on one thread, so that it reproduces"},
+      {"--json", "explore prints its own report"},
+      {"--save", "explore runs the job many times"}};
+  for (const auto& [flag, why] : refused) {
+    const CLI::Option* option = command.get_option_no_throw(flag);
+    if (option != nullptr && option->count() > 0) {
+      throw UsageError(fmt::format("explore: {} is not allowed: {}", flag, why));
+    }
+  }
+  return flags;
+}
+
+// What explore runs: the job, the command that reproduces one of its runs, and the files
+// the user asked for.
+struct Target {
+  std::unique_ptr<Job> job;
+  std::string command;  ///< "ranklab run" or "ranklab replay"
+  std::vector<std::string> args;
+  ClusterFlags cluster;
+};
+
+Target make_target(const ExploreFlags& flags) {
+  Target t;
+  t.args = flags.run_args;
+  const bool trace = !flags.run && flags.scenario.empty() && !t.args.empty() &&
+                     !t.args.front().starts_with("-");
+  if (trace) {
+    const auto replay = parse_subcommand<ReplayFlags>("replay", t.args, add_replay_command);
+    t.job = make_replay_job(replay);
+    t.command = "ranklab replay";
+    t.cluster = replay.cluster;
+    return t;
+  }
+  if (!flags.run && flags.scenario.empty()) {
+    throw UsageError("explore needs --scenario NAME, --run [ARGS...] or a TRACE (see --help)");
+  }
+  if (!flags.scenario.empty()) t.args.insert(t.args.begin(), {"--scenario", flags.scenario});
+  const auto run = parse_subcommand<RunFlags>("run", t.args, add_run_command);
+  t.job = make_job(run);
+  t.command = "ranklab run";
+  t.cluster = run.cluster;
+  return t;
+}
+
+// A progress line on stderr, only when it is a terminal, at most ten times a second.
+class Progress {
+ public:
+  Progress() : enabled_(isatty(STDERR_FILENO) == 1) {}
+  void operator()(int done, int planned) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done < planned && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    std::cerr << fmt::format("\rexplore: {}/{} schedules, {:.0f}/s   ", done, planned,
+                             seconds > 0 ? done / seconds : 0.0)
+              << std::flush;
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+};
+
+void write_failing_trace(const std::string& path, const Trace& trace) {
+  if (path.empty()) return;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  write_trace_file(path, trace);
+  std::cout << "trace of the failing schedule: " << path << "\n";
+}
+
+}  // namespace
+
+CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
+  CLI::App& explore = *app.add_subcommand(
+      "explore",
+      "run a scenario, the main job or the replay of a trace under many schedules in parallel; "
+      "stop at the first deadlock, mismatch, failure or nondeterministic result and print the "
+      "command that reproduces it. Arguments explore does not know go to `ranklab run` (or "
+      "`ranklab replay` after a TRACE).");
+  explore.add_option("--scenario", flags.scenario, "a built-in scenario (see `ranklab scenarios`)");
+  explore.add_flag("--run", flags.run,
+                   "explore what `ranklab run ARGS...` runs; ARGS are the arguments explore "
+                   "does not know (no --scenario: the main job)");
+  explore.add_option("--runs", flags.runs, "schedules to run, rank-order first")
+      ->capture_default_str();
+  explore.add_option("--strategy", flags.strategy, "random or pct")->capture_default_str();
+  explore.add_option("--depth", flags.depth, "PCT's bug depth")->capture_default_str();
+  explore.add_option("--jobs", flags.jobs, "schedules run at once (default: one per core)");
+  explore.add_flag("--no-shrink", flags.no_shrink, "do not shrink the failing schedule");
+  explore.allow_extras();
+  return explore;
+}
+
+int explore_command(ExploreFlags flags, const CLI::App& command) {
+  flags.run_args = command.remaining();
+  if (flags.runs < 1) throw UsageError(fmt::format("--runs must be at least 1, got {}", flags.runs));
+  if (flags.strategy != "random" && flags.strategy != "pct") {
+    throw UsageError(fmt::format("unknown --strategy '{}': expected random or pct", flags.strategy));
+  }
+  if (flags.depth < 1 || flags.depth > 1000) {
+    throw UsageError(fmt::format("--depth must be 1..1000, got {}", flags.depth));
+  }
+  if (flags.jobs < 0) throw UsageError(fmt::format("--jobs must be positive, got {}", flags.jobs));
+  const Target target = make_target(flags);
+  const Job* job = target.job.get();
+
+  ExploreOptions options{.runs = flags.runs,
+                         .strategy = flags.strategy == "pct" ? Strategy::pct : Strategy::random,
+                         .pct_depth = flags.depth,
+                         .jobs = flags.jobs > 0 ? flags.jobs : tbb::info::default_concurrency(),
+                         .shrink = !flags.no_shrink};
+  std::cout << fmt::format("explore: {}: {} schedules ({} after rank-order), {} jobs\n",
+                           job->describe(), options.runs, flags.strategy, options.jobs);
+  Progress progress;
+  options.progress = [&progress](int done, int planned) { progress(done, planned); };
+  const ExploreResult result = explore(*job, options);
+  progress.clear();
+
+  const double rate = result.seconds > 0 ? result.executed / result.seconds : 0.0;
+  if (!result.failure) {
+    std::cout << fmt::format(
+        "result: ok: {} schedules passed with the same results and per-rank traces as "
+        "rank-order ({} runs in {:.2f} s, {:.0f} schedules/s)\n",
+        result.planned, result.executed, result.seconds, rate);
+    return 0;
+  }
+  const Failure& f = *result.failure;
+  const std::string name = f.policy.to_string();
+  std::cout << fmt::format("schedule {} of {} (--policy {}) failed: {}\n\n", f.index + 1,
+                           result.planned, name, f.verdict.why);
+  // The failing run's report, indented so that its own result line reads as part of it.
+  std::istringstream report(f.verdict.kind == "nondeterminism"
+                                ? describe_difference(result.reference, f.outcome, "rank-order", name)
+                                : f.outcome.text);
+  for (std::string line; std::getline(report, line);) {
+    std::cout << (line.empty() ? "" : "  ") << line << "\n";
+  }
+  std::cout << "\n";
+  std::cout << "reproduce: " << reproduce_command(target.command, target.args, f.policy) << "\n";
+  const JobOutcome* reported = &f.outcome;
+  if (result.shrunk) {
+    const ShrunkSchedule& s = *result.shrunk;
+    const std::size_t n = s.policy.preemptions.size();
+    std::cout << fmt::format(
+        "shrunk: {} preemption{} of rank order (from {}, in {} runs): {}\n", n, n == 1 ? "" : "s",
+        s.preemptions_before, s.runs, reproduce_command(target.command, target.args, s.policy));
+    reported = &s.outcome;
+  }
+  write_failing_trace(target.cluster.trace_path, reported->trace);
+  write_wait_graph(target.cluster.wait_graph_path, reported->report);
+  std::cout << fmt::format("result: {} at schedule {} of {} ({} run{} in {:.2f} s, {:.0f} "
+                           "schedules/s)\n",
+                           f.verdict.kind, f.index + 1, result.planned, result.executed,
+                           result.executed == 1 ? "" : "s", result.seconds, rate);
+  return f.outcome.exit_code != 0 ? f.outcome.exit_code : 2;
+}
+
+}  // namespace ranklab::cli

@@ -1,0 +1,207 @@
+#include "cli/job.hpp"
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/cost_flags.hpp"
+#include "cli/run_diagnosis.hpp"
+#include "cli/scenarios.hpp"
+#include "cli/train_command.hpp"
+#include "emulator/cluster.hpp"
+#include "emulator/errors.hpp"
+#include "emulator/replay.hpp"
+#include "traces/jsonl.hpp"
+
+namespace ranklab::cli {
+namespace {
+
+class ScenarioJob final : public Job {
+ public:
+  explicit ScenarioJob(const RunFlags& flags)
+      : scenario_(find_scenario(flags.scenario)),
+        params_{.count = flags.count},
+        algorithm_(to_algorithm(flags.cluster)),
+        cost_(to_cost_model(flags.cost)) {
+    const int world = flags.cluster.world.value_or(scenario_.default_world);
+    if (scenario_.fixed_world && world != scenario_.default_world) {
+      throw UsageError(fmt::format("scenario {} runs on exactly {} ranks, got --world {}",
+                                   scenario_.name, scenario_.default_world, world));
+    }
+    if (world < scenario_.min_world) {
+      throw UsageError(fmt::format("scenario {} needs at least {} ranks, got --world {}",
+                                   scenario_.name, scenario_.min_world, world));
+    }
+    options_ = to_cluster_options(flags.cluster, world);
+    // The scenario's own faults first, so that the plan reads in the order it was given.
+    std::vector<FaultSpec> own;
+    for (const std::string& text : scenario_.faults) own.push_back(FaultSpec::parse(text));
+    options_.faults.faults.insert(options_.faults.faults.begin(), own.begin(), own.end());
+    options_.faults.validate(world);
+  }
+
+  std::string describe() const override {
+    return fmt::format("scenario {} (world {}, send mode {}, algorithm {})", scenario_.name,
+                       options_.world_size, options_.send_mode.to_string(),
+                       to_string(algorithm_));
+  }
+
+  const ClusterOptions& options() const override { return options_; }
+
+  JobOutcome run(ClusterOptions options) const override {
+    auto sink = std::make_shared<MemorySink>();
+    options.trace_sink = sink;
+    options.trace_config = {{"program", "scenario"},
+                            {"scenario", scenario_.name},
+                            {"count", params_.count},
+                            {"algorithm", to_string(algorithm_)}};
+    std::ostringstream text;
+    text << fmt::format(
+        "scenario {}: world {}, policy {}, threads {}, send mode {}, algorithm {}\n",
+        scenario_.name, options.world_size, options.policy.to_string(), options.threads,
+        options.send_mode.to_string(), to_string(algorithm_));
+    ScenarioOutput output(options.world_size);
+    const SendMode send_mode = options.send_mode;
+    Cluster cluster(std::move(options));
+    JobOutcome out;
+    out.report = cluster.run([&](RankContext& context) {
+      Communicator comm(context, algorithm_);
+      scenario_.body(comm, params_, output);
+    });
+    for (const auto& line : output.lines()) {
+      text << line << "\n";
+      out.results += line + "\n";
+    }
+    out.trace = sink->trace();
+    if (!out.report.ok()) text << "\n" << out.report.details << "\n";
+    if (cost_) {
+      // Virtual time: the trace timed under the cost model, and annotated with it.
+      const VirtualTimes times = time_trace(out.trace, *cost_, send_mode);
+      annotate(out.trace, times);
+      text << "\n" << format_virtual_times(times, *cost_);
+    }
+    print_diagnosis(text, out.report.culprit, out.report.faults);
+    text << "result: " << out.report.summary << "\n";
+    out.exit_code = exit_code(out.report.status);
+    out.verdict = out.report.summary;
+    out.text = text.str();
+    return out;
+  }
+
+ private:
+  const Scenario& scenario_;
+  ScenarioParams params_;
+  Algorithm algorithm_;
+  std::optional<CostModel> cost_;
+  ClusterOptions options_;
+};
+
+class MainJob final : public Job {
+ public:
+  explicit MainJob(const RunFlags& flags)
+      : job_(flags.cluster, flags.train, flags.cluster.world, flags.cost) {}
+
+  std::string describe() const override {
+    const TrainSpec& s = job_.spec();
+    return fmt::format("the main job (mode {}, {}, B{} S{} H{} I{} L{}, send mode {})",
+                       to_string(s.mode), s.layout.describe(), s.shape.batch, s.shape.seq,
+                       s.shape.hidden, s.shape.inter, s.shape.layers,
+                       job_.options().send_mode.to_string());
+  }
+
+  const ClusterOptions& options() const override { return job_.options(); }
+
+  JobOutcome run(ClusterOptions options) const override {
+    TrainRun run = job_.run(std::move(options));
+    JobOutcome out;
+    std::ostringstream text;
+    print_text(text, run.report);
+    out.text = text.str();
+    out.exit_code = run.report.exit_code();
+    out.verdict = run.report.summary;
+    if (run.run.ok() && !run.report.checks_ok()) {
+      out.verdict = fmt::format(
+          "check failed: {} ranks finished, but the results differ from the dense reference (or "
+          "the traffic from the seed's)",
+          run.report.ranks.size());
+    }
+    out.results = std::move(run.results);
+    out.report = std::move(run.run);
+    out.trace = std::move(run.trace);
+    return out;
+  }
+
+ private:
+  TrainJob job_;
+};
+
+// A recorded trace re-issued on the fabric: what `ranklab replay TRACE` runs.
+class ReplayJob final : public Job {
+ public:
+  explicit ReplayJob(const ReplayFlags& flags)
+      : path_(flags.trace), trace_(read_trace_file(flags.trace)), cost_(to_cost_model(flags.cost)) {
+    if (flags.format != "ranklab") {
+      throw UsageError(fmt::format("unknown --format '{}': expected ranklab", flags.format));
+    }
+    options_ = to_cluster_options(flags.cluster, trace_.header.world_size);
+  }
+
+  std::string describe() const override {
+    return fmt::format("replay of {} (world {}, send mode {})", path_, options_.world_size,
+                       options_.send_mode.to_string());
+  }
+
+  const ClusterOptions& options() const override { return options_; }
+
+  JobOutcome run(ClusterOptions options) const override {
+    auto sink = std::make_shared<MemorySink>();
+    options.trace_sink = sink;
+    options.trace_config = {{"program", "replay"}, {"replayed", path_}};
+    JobOutcome out;
+    out.text = fmt::format("replay: policy {}, threads {}, send mode {}\n",
+                           options.policy.to_string(), options.threads,
+                           options.send_mode.to_string());
+    const SendMode send_mode = options.send_mode;
+    ReplayOptions replay;
+    replay.cluster = std::move(options);
+    const ReplayReport report = replay_trace(trace_, replay);
+    out.text += format_replay(report, path_);
+    out.trace = sink->trace();
+    if (cost_) {
+      // As `ranklab replay` does: the recording is timed, the replayed trace annotated.
+      const VirtualTimes times = time_trace(trace_, *cost_, send_mode);
+      annotate(out.trace, trace_, times);
+      out.text += format_virtual_times(times, *cost_);
+    }
+    out.exit_code = replay_exit_code(report);
+    out.verdict = !report.run.ok()     ? report.run.summary
+                  : report.reproduced() ? "reproduced: every operation as recorded"
+                                        : fmt::format("not reproduced: {} operations diverge",
+                                                      report.diverging_operations);
+    out.check_failed = "not reproduced";
+    out.report = report.run;
+    return out;
+  }
+
+ private:
+  std::string path_;
+  Trace trace_;
+  std::optional<CostModel> cost_;
+  ClusterOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Job> make_replay_job(const ReplayFlags& flags) {
+  return std::make_unique<ReplayJob>(flags);
+}
+
+std::unique_ptr<Job> make_job(const RunFlags& flags) {
+  if (flags.scenario.empty()) return std::make_unique<MainJob>(flags);
+  if (const std::string flag = flags.train.first_given(); !flag.empty()) {
+    throw UsageError(fmt::format("{} belongs to the main job, not to --scenario", flag));
+  }
+  return std::make_unique<ScenarioJob>(flags);
+}
+
+}  // namespace ranklab::cli

@@ -1,0 +1,48 @@
+// One run of what `ranklab run` runs (a scenario or the main job) on a schedule the caller
+// chooses: `ranklab run` runs it once, `ranklab explore` once per schedule, in parallel.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cli/replay_command.hpp"
+#include "cli/run_command.hpp"
+#include "emulator/options.hpp"
+#include "emulator/report.hpp"
+#include "traces/event.hpp"
+
+namespace ranklab::cli {
+
+/// What one run gave.
+struct JobOutcome {
+  RunReport report;
+  int exit_code = 0;     ///< as `ranklab run` exits (2 when the main job's checks fail)
+  std::string verdict;   ///< the result line, without "result: "
+  std::string results;   ///< the program's results as text: compared between schedules
+  std::string text;      ///< everything `ranklab run` prints for this run, but the trace line
+  Trace trace;
+  /// What exit code 2 means for this job: the main job's checks, or a replay's comparison.
+  std::string check_failed = "check failed";
+};
+
+class Job {
+ public:
+  virtual ~Job() = default;
+  /// "scenario send-send (world 2, send mode rendezvous, algorithm direct)".
+  virtual std::string describe() const = 0;
+  /// The cluster options the flags give.
+  virtual const ClusterOptions& options() const = 0;
+  /// One run on a fresh cluster with `options` (normally options() with another policy and
+  /// a schedule log). Records the trace in memory; writes no file. Thread-safe.
+  virtual JobOutcome run(ClusterOptions options) const = 0;
+};
+
+/// The job `flags` name: --scenario's, or the main job. Throws UsageError for bad flags
+/// before any rank starts.
+std::unique_ptr<Job> make_job(const RunFlags& flags);
+
+/// The replay of `flags.trace` (emulator/replay.hpp), as `ranklab replay` runs it. Throws
+/// TraceError if the trace cannot be read, UsageError for bad flags.
+std::unique_ptr<Job> make_replay_job(const ReplayFlags& flags);
+
+}  // namespace ranklab::cli

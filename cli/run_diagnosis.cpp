@@ -1,0 +1,33 @@
+#include "cli/run_diagnosis.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "traces/error.hpp"
+
+namespace ranklab::cli {
+
+void print_diagnosis(std::ostream& out, const Culprit& culprit,
+                     const std::vector<std::string>& faults) {
+  for (const std::string& line : faults) out << "fault: " << line << "\n";
+  if (!culprit.kind.empty()) out << fmt::format("culprit ({}): {}\n", culprit.kind, culprit.text);
+}
+
+void write_wait_graph(const std::string& path, const RunReport& report) {
+  if (path.empty()) return;
+  if (report.wait_graph.empty()) {
+    spdlog::warn("--wait-graph {}: no rank ended blocked ({}), so there is no graph to write",
+                 path, to_string(report.status));
+    return;
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  std::ofstream file(path);
+  file << to_dot(report.wait_graph, report.summary);
+  if (!file) throw Error(fmt::format("cannot write the wait-for graph to {}", path));
+}
+
+}  // namespace ranklab::cli

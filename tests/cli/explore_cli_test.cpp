@@ -1,0 +1,271 @@
+// End to end through the `ranklab` binary: `ranklab explore` finds every catalogue bug and
+// prints a command that, run by the shell as printed, reproduces that exact run (the same
+// report, the same trace file byte for byte), and so does its shrunk command; faults and
+// --wait-graph work from the command line; bad usage is one line and exit 1.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/temp_dir.hpp"
+#include "tests/traces_tools/run_command.hpp"
+
+namespace ranklab::testing {
+namespace {
+
+using tools_testing::CommandResult;
+using tools_testing::read_text;
+using tools_testing::run_command;
+using tools_testing::shell_quoted;
+
+std::string binary() { return shell_quoted(RANKLAB_BINARY); }
+
+CommandResult ranklab(const std::string& args) { return run_command(binary() + " " + args); }
+
+std::string show(const CommandResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+// The text after `prefix` on the first line of `out` that starts with it.
+std::string line_after(const std::string& out, const std::string& prefix) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(prefix)) return line.substr(prefix.size());
+  }
+  return {};
+}
+
+// The failing run's report as explore prints it (indented by two spaces), unindented.
+std::string embedded_report(const std::string& out) {
+  std::istringstream lines(out);
+  std::string report;
+  bool inside = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("schedule ")) {
+      inside = true;
+      std::getline(lines, line);  // the blank line after it
+      continue;
+    }
+    if (!inside) continue;
+    if (line.starts_with("reproduce: ")) break;
+    report += (line.starts_with("  ") ? line.substr(2) : line) + "\n";
+  }
+  while (report.ends_with("\n\n")) report.pop_back();
+  return report;
+}
+
+// A printed `ranklab run ...` command, run by the shell with the built binary.
+CommandResult run_printed(const std::string& command, const std::string& extra) {
+  EXPECT_TRUE(command.starts_with("ranklab run ")) << command;
+  return run_command(binary() + command.substr(std::string("ranklab").size()) + " " + extra);
+}
+
+struct Bug {
+  std::string name;
+  int code;  ///< explore's exit code
+  friend void PrintTo(const Bug& bug, std::ostream* os) { *os << bug.name; }
+};
+
+class ExploreCliTest : public ::testing::TestWithParam<std::tuple<Bug, std::string>> {};
+
+//! explore finds the bug, exits with the failing run's code, and its printed `reproduce:`
+//! command prints the same report and writes the same trace, byte for byte, as the run
+//! explore found; the `shrunk:` command, when there is one, writes the shrunk run's trace.
+TEST_P(ExploreCliTest, PrintedCommandsReproduceTheRunExactly) {
+  const auto& [bug, strategy] = GetParam();
+  TempDir dir("ranklab_explore");
+  const std::string found = (dir / "found.jsonl").string();
+  const CommandResult r = ranklab("explore --scenario " + bug.name + " --runs 100 --jobs 2 " +
+                                  "--strategy " + strategy + " --trace " + shell_quoted(found));
+  ASSERT_EQ(r.exit_code, bug.code) << show(r);
+  EXPECT_EQ(r.err, "");
+  const std::string reproduce = line_after(r.out, "reproduce: ");
+  std::string shrunk = line_after(r.out, "shrunk: ");
+  if (!shrunk.empty()) shrunk = shrunk.substr(shrunk.find("ranklab run"));
+  ASSERT_FALSE(reproduce.empty()) << show(r);
+
+  const std::string again = (dir / "again.jsonl").string();
+  const CommandResult rerun = run_printed(reproduce, "--trace " + shell_quoted(again));
+  EXPECT_EQ(rerun.err, "");
+  if (bug.code != 2) {
+    EXPECT_EQ(rerun.exit_code, bug.code) << show(rerun);
+    const std::string printed = rerun.out.substr(0, rerun.out.rfind("trace: "));
+    EXPECT_EQ(printed, embedded_report(r.out)) << show(r) << show(rerun);
+  }
+  // The trace explore keeps is the shrunk run's if it shrank, else the failing run's.
+  if (shrunk.empty()) {
+    EXPECT_EQ(read_text(again), read_text(found));
+  } else {
+    const std::string small = (dir / "shrunk.jsonl").string();
+    const CommandResult s = run_printed(shrunk, "--trace " + shell_quoted(small));
+    EXPECT_EQ(s.exit_code, bug.code == 2 ? 0 : bug.code) << show(s);
+    EXPECT_EQ(read_text(small), read_text(found)) << shrunk;
+    // A race: both the found and the shrunk schedule differ from rank order.
+    const std::string plain = (dir / "plain.jsonl").string();
+    ranklab("run --scenario " + bug.name + " --trace " + shell_quoted(plain));
+    EXPECT_EQ(ranklab("diff " + shell_quoted(plain) + " " + shell_quoted(small)).exit_code, 2);
+    EXPECT_EQ(ranklab("diff " + shell_quoted(plain) + " " + shell_quoted(again)).exit_code, 2);
+  }
+}
+
+std::vector<Bug> bugs() {
+  return {{"pp-both-send", 3},        {"1f1b-warmup", 3},    {"backward-wrong-stage", 3},
+          {"tag-mismatch", 3},        {"lost-message", 3},   {"opposite-group-order", 4},
+          {"tp-skip-barrier", 4},     {"wrong-group", 3},    {"dp-param-order", 4},
+          {"nan-skip", 3},            {"wildcard-sum", 2},   {"allreduce-death", 5}};
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, ExploreCliTest,
+                         ::testing::Combine(::testing::ValuesIn(bugs()),
+                                            ::testing::Values("random", "pct")),
+                         [](const auto& p) {
+                           std::string name = std::get<0>(p.param).name + "_" + std::get<1>(p.param);
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
+
+//! A fixed twin explores clean: exit 0 and a result line with the schedule count.
+TEST(ExploreCli, FixedTwinPasses) {
+  const CommandResult r = ranklab("explore --scenario pp-both-send-fixed --runs 50 --jobs 2");
+  EXPECT_EQ(r.exit_code, 0) << show(r);
+  EXPECT_NE(r.out.find("result: ok: 50 schedules passed with the same results and per-rank "
+                       "traces as rank-order"),
+            std::string::npos)
+      << show(r);
+}
+
+//! The main job explores too (`--run` plus its own flags), and a corrupted message makes
+//! every schedule fail the gradient check (exit 2) at the first one.
+TEST(ExploreCli, MainJob) {
+  const CommandResult ok = ranklab("explore --runs 4 --jobs 2 --run --dtype f64");
+  EXPECT_EQ(ok.exit_code, 0) << show(ok);
+  EXPECT_NE(ok.out.find("explore: the main job (mode hybrid, TP2 PP2 DP2"), std::string::npos);
+  const CommandResult bad = ranklab("explore --runs 4 --run --fault 'corrupt:0->2#0'");
+  EXPECT_EQ(bad.exit_code, 2) << show(bad);
+  EXPECT_NE(bad.out.find("failed: check failed: 8 ranks finished, but the results differ from "
+                         "the dense reference"),
+            std::string::npos)
+      << show(bad);
+  EXPECT_NE(bad.out.find("reproduce: ranklab run --fault 'corrupt:0->2#0' --policy rank-order"),
+            std::string::npos)
+      << show(bad);
+}
+
+//! A corrupted message is found by `ranklab diff` against a clean trace (the receiver's
+//! hash) and by the main job's gradient check (exit 2), and the fault line says what it did.
+TEST(FaultCli, CorruptFoundByDiffAndGradientCheck) {
+  TempDir dir("ranklab_fault");
+  const std::string clean = (dir / "clean.jsonl").string();
+  const std::string bad = (dir / "bad.jsonl").string();
+  ASSERT_EQ(ranklab("run --trace " + shell_quoted(clean)).exit_code, 0);
+  const CommandResult r = ranklab("run --fault 'corrupt:0->2#0' --trace " + shell_quoted(bad));
+  EXPECT_EQ(r.exit_code, 2) << show(r);
+  EXPECT_NE(r.out.find("fault: corrupt:0->2#0 fired: rank 0's send op #2 to rank 2 tag 0 in "
+                       "pp[0,2] (4096 x f32) arrived at rank 2's op #0 with element 2048 corrupted"),
+            std::string::npos)
+      << show(r);
+  EXPECT_NE(r.out.find("CHECK FAILED"), std::string::npos);
+  const CommandResult d = ranklab("diff " + shell_quoted(clean) + " " + shell_quoted(bad));
+  EXPECT_EQ(d.exit_code, 2) << show(d);
+  EXPECT_NE(d.out.find("rank 2: first divergence at op #0: hash"), std::string::npos) << show(d);
+}
+
+//! --fault kill, drop and delay from the command line end in their reports (exit 5, 3, 0).
+TEST(FaultCli, KillDropDelayFromTheCommandLine) {
+  const CommandResult kill = ranklab("run --scenario allreduce --fault kill:5@0");
+  EXPECT_EQ(kill.exit_code, 5) << show(kill);
+  EXPECT_NE(kill.out.find("culprit (rank-failure): rank 5 failed first: killed by fault "
+                          "injection (kill:5@0) before its op #0"),
+            std::string::npos)
+      << show(kill);
+  const CommandResult drop = ranklab("run --scenario ring --fault 'drop:1->2#0'");
+  EXPECT_EQ(drop.exit_code, 3) << show(drop);
+  EXPECT_NE(drop.out.find("culprit (lost-message): rank 2 waits in recv from rank 1 tag 0 in "
+                          "world (1 x i64), op #1, one message short: fault drop:1->2#0"),
+            std::string::npos)
+      << show(drop);
+  const CommandResult delay =
+      ranklab("run --scenario allreduce --fault delay:0@0:3 --fault delay:7@0:1");
+  EXPECT_EQ(delay.exit_code, 0) << show(delay);
+  EXPECT_NE(delay.out.find("fault: delay:0@0:3 fired: rank 0 yielded 3 times before its op #0"),
+            std::string::npos);
+}
+
+//! --wait-graph writes the wait-for graph of a deadlock as Graphviz DOT, and only warns
+//! when the run did not deadlock.
+TEST(WaitGraphCli, WritesDotOnDeadlock) {
+  TempDir dir("ranklab_dot");
+  const std::string dot = (dir / "sub" / "wait.dot").string();
+  const CommandResult r = ranklab("run --scenario pp-both-send --wait-graph " + shell_quoted(dot));
+  EXPECT_EQ(r.exit_code, 3) << show(r);
+  const std::string text = read_text(dot);
+  EXPECT_TRUE(text.starts_with("digraph wait_for {")) << text;
+  EXPECT_NE(text.find("r0 -> r2 [label=\"send tag 0\", color=red"), std::string::npos) << text;
+  const std::string none = (dir / "none.dot").string();
+  const CommandResult ok = ranklab("run --scenario ring --wait-graph " + shell_quoted(none));
+  EXPECT_EQ(ok.exit_code, 0) << show(ok);
+  EXPECT_FALSE(std::filesystem::exists(none));
+  EXPECT_NE(ok.err.find("no rank ended blocked"), std::string::npos) << show(ok);
+}
+
+//! A recorded trace explores through the replay engine: a pattern recorded with eager sends
+//! deadlocks when replayed under rendezvous ones, and the printed `ranklab replay` command
+//! reproduces that run's report exactly.
+TEST(ExploreCli, RecordedTraceThroughReplay) {
+  TempDir dir("ranklab_explore_trace");
+  const std::string trace = (dir / "send-send.jsonl").string();
+  ASSERT_EQ(ranklab("run --scenario send-send --send-mode eager --trace " + shell_quoted(trace))
+                .exit_code,
+            0);
+  const CommandResult ok = ranklab("explore " + shell_quoted(trace) +
+                                   " --send-mode eager --runs 30 --jobs 2");
+  EXPECT_EQ(ok.exit_code, 0) << show(ok);
+  const CommandResult r = ranklab("explore " + shell_quoted(trace) + " --runs 30 --jobs 2");
+  ASSERT_EQ(r.exit_code, 3) << show(r);
+  EXPECT_NE(r.out.find("explore: replay of " + trace), std::string::npos) << show(r);
+  const std::string reproduce = line_after(r.out, "reproduce: ");
+  ASSERT_TRUE(reproduce.starts_with("ranklab replay ")) << show(r);
+  const CommandResult again =
+      run_command(binary() + reproduce.substr(std::string("ranklab").size()));
+  EXPECT_EQ(again.exit_code, 3) << show(again);
+  // The same report, but for the replay's own timing line.
+  const auto untimed = [](const std::string& text) {
+    std::istringstream lines(text);
+    std::string out;
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with("time: ")) out += line + "\n";
+    }
+    return out;
+  };
+  EXPECT_EQ(untimed(again.out), untimed(embedded_report(r.out))) << show(again);
+}
+
+//! Bad usage of explore and --fault is one line on stderr and exit 1.
+TEST(ExploreCli, BadUsageIsOneLine) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"explore", "explore needs --scenario NAME, --run [ARGS...] or a TRACE"},
+      {"explore missing.jsonl", "missing.jsonl"},
+      {"explore missing.jsonl --world 4", "in the arguments for `ranklab replay`: The following"},
+      {"explore --scenario ring --policy random:1", "--policy is not allowed"},
+      {"explore --scenario ring --threads 2", "--threads is not allowed"},
+      {"explore --scenario ring --runs 0", "--runs must be at least 1"},
+      {"explore --scenario ring --strategy dfs", "unknown --strategy 'dfs'"},
+      {"explore --scenario nope", "unknown scenario 'nope'"},
+      {"explore --scenario ring --bogus", "The following argument was not expected: --bogus"},
+      {"run --scenario ring --fault kill:1", "invalid fault 'kill:1'"},
+      {"run --scenario ring --fault 'drop:0->9#0'", "rank 9 is outside the world of 4 ranks"},
+      {"run --scenario pp-both-send --world 8", "scenario pp-both-send runs on exactly 4 ranks"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CommandResult r = ranklab(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << show(r);
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << show(r);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << show(r);
+  }
+}
+
+}  // namespace
+}  // namespace ranklab::testing

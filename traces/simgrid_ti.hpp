@@ -1,0 +1,50 @@
+// SimGrid SMPI time-independent (TI) traces as ranklab traces, so `ranklab replay --format
+// simgrid-ti` re-issues an MPI application's recorded communication on the fabric (with
+// deadlock detection) and times it with the cost model.
+//
+// What SMPI writes (`smpirun -trace-ti --cfg=tracing/filename:trace.txt`): trace.txt lists
+// one file per rank, relative to itself; with `tracing/smpi/format/ti-one-file:yes` it holds
+// the actions themselves. An action is one line `RANK ACTION ARGS...` (ranks of
+// MPI_COMM_WORLD from 0; counts in elements; DTYPE an index into SMPI's datatype table):
+//   init | finalize | comm_size N | comm_split | comm_dup | location ... | test   (no-ops)
+//   compute FLOPS | sleep SECONDS                                  -> compute before the next op
+//   send|isend|ssend|issend|bsend|ibsend|rsend|irsend DST TAG COUNT [DTYPE]
+//   recv|irecv SRC TAG COUNT [DTYPE]        SRC -333/-555: any source; TAG -444: any tag
+//   wait SRC DST TAG | waitall [N]          the rank waits for its open isend/irecv
+//   sendRecv SENDCOUNT DST RECVCOUNT SRC [DT1 [DT2]]   (SMPI records no tags: tag 0)
+//   barrier | bcast COUNT [ROOT [DT]] | reduce COUNT COMP [ROOT [DT]] | allreduce COUNT COMP [DT]
+//   alltoall|allgather SENDCOUNT RECVCOUNT [DT1 [DT2]] | gather|scatter SEND RECV [ROOT [DT1
+//   [DT2]]] reducescatter RECVCOUNT x P COMP [DT] | gatherv, allgatherv, scatterv, alltoallv (equal
+//   counts)
+// Collectives run on the world (SMPI's replay does the same); COMP, the reduction's FLOPs,
+// becomes compute after it; reductions sum. Datatypes: 0 double (f64), 1 int (i32), 2 char,
+// 6 byte (u8), 3 short (2 bytes), 4 long (i64), 5 float (f32), and the rest of SMPI's table
+// by size; a point-to-point count of a type SMPI cannot replay (id 7 and up) is in bytes.
+//
+// The result is a trace of format 1.1: rank_seq in line order, wait points from the waits,
+// messages matched by MPI's rules (TraceBuilder), compute from compute/sleep lines. A
+// recording that stopped in a deadlock (SMPI aborts it) ends with operations that never
+// completed: an unmatched message or incomplete collective that is its rank's last action
+// (or still open then) becomes a pending operation, `blocked` when that last action waited
+// for it. Anything else unmatched, and every malformed line, is a TraceError
+// "FILE:LINE: reason".
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "traces/event.hpp"
+
+namespace ranklab {
+
+/// The largest world a TI trace may describe here (the emulator's tested scale).
+inline constexpr int kMaxTiRanks = 65536;
+
+/// Reads a TI trace: the index file smpirun wrote, a directory holding `trace.txt`, or a
+/// file of actions (one-file format, or a single rank's file).
+Trace read_simgrid_ti(const std::filesystem::path& path);
+
+/// The actions of one file, `name` being what errors call it.
+Trace parse_simgrid_ti(std::string_view text, std::string_view name);
+
+}  // namespace ranklab
