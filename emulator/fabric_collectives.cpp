@@ -51,11 +51,14 @@ std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::Post
   slot.calls[me] = call;
   slot.ops[me] = op;
   ++slot.arrived;
-  // Everyone who posted before agreed with the first poster (or the run would have ended),
-  // so comparing with it is enough: O(1) per arrival, even with 65,536 members.
+  // Everyone who posted before agreed with the first poster (or the slot is marked), so
+  // comparing with it is enough: O(1) per arrival, even with 65,536 members.
   if (slot.first < 0) {
     slot.first = static_cast<int>(me);
   } else if (!slot.calls[static_cast<std::size_t>(slot.first)]->agrees_with(call)) {
+    // With several threads, members of the other thread may post before this member's
+    // failure ends the run: they must find the slot failed, not run it (CallSlot).
+    slot.mismatched = true;
     throw_call_mismatch(group, seq, slot);
   }
   if (slot.complete(group.size())) {

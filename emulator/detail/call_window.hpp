@@ -41,8 +41,12 @@ struct CallSlot {
   std::vector<std::shared_ptr<Operation>> ops;   ///< native calls: each member's operation
   int arrived = 0;
   int first = -1;  ///< group rank of the first to post: later ones are checked against it
+  /// A member's call disagreed. It fails, but until its failure ends the run the others may
+  /// still post; the call must never run, since the failing member's buffers go away as
+  /// its exception unwinds (and their sizes are not what the others expect).
+  bool mismatched = false;
 
-  bool complete(int group_size) const { return arrived == group_size; }
+  bool complete(int group_size) const { return arrived == group_size && !mismatched; }
 };
 
 class CallWindow {
@@ -83,6 +87,7 @@ class CallWindow {
     slot.ops.assign(n, nullptr);
     slot.arrived = 0;
     slot.first = -1;
+    slot.mismatched = false;
     return slot;
   }
 

@@ -122,6 +122,37 @@ TEST_P(MismatchTest, EveryPartOfTheSignatureIsCompared) {
   }
 }
 
+//! A member whose call differs fails, but the others may post before its failure ends the
+//! run (here: while unwinding, its pending barrier's handle waits for the barrier, and the
+//! later members run): the mismatched all_reduce must never run, neither into the failing
+//! member's buffer, which is gone, nor for the others, who end cancelled.
+TEST(MismatchRaceTest, LaterMembersNeverRunAMismatchedCall) {
+  constexpr int kWorld = 4;
+  constexpr int kOdd = 1;  // not the last to post
+  ClusterOptions options;
+  options.world_size = kWorld;
+  RankErrors errors(kWorld);
+  std::vector<int> reduced(kWorld, 0);
+  const RunReport report = run_ranks(options, [&](Communicator& world) {
+    errors.run(world.rank(), [&] {
+      Work barrier = world.ibarrier();
+      std::vector<float> x(world.rank() == kOdd ? 5 : 4, 1.0f);
+      world.all_reduce(std::span(x));
+      reduced[static_cast<std::size_t>(world.rank())] = 1;
+      barrier.wait();
+    });
+  });
+  EXPECT_EQ(report.status, RunStatus::mismatch) << report.summary << "\n" << report.details;
+  EXPECT_EQ(report.root_cause_rank, kOdd);
+  EXPECT_EQ(errors.kind(kOdd), "MismatchError");
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_EQ(reduced[static_cast<std::size_t>(r)], 0) << "rank " << r << "'s all_reduce ran";
+    if (r != kOdd) {
+      EXPECT_EQ(errors.kind(r), "PeerAbortedError") << "rank " << r;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Worlds, MismatchTest, ::testing::ValuesIn(cluster_params(worlds_from(2))),
                          ParamName());
 
