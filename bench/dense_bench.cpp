@@ -61,8 +61,8 @@ const SeedData& seed_data() {
 }
 
 void set_flops(benchmark::State& state, double flops_per_iteration) {
-  state.counters["flops"] = benchmark::Counter(flops_per_iteration,
-                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["flops"] =
+      benchmark::Counter(flops_per_iteration, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_DenseStep(benchmark::State& state) {

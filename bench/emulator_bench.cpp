@@ -39,11 +39,11 @@
 namespace ranklab::bench {
 namespace {
 
-constexpr int kWarmup = 16;       // untimed steps per rank before the timed loop
-constexpr int kWarmupLarge = 1;   // the same for steps that move megabytes (0.1-1 s each)
+constexpr int kWarmup = 16;      // untimed steps per rank before the timed loop
+constexpr int kWarmupLarge = 1;  // the same for steps that move megabytes (0.1-1 s each)
 constexpr std::int64_t kLargeBytes = 4 << 20;
-constexpr int kPingPongTag = 1;   // user tags: below collectives' reserved range
-constexpr int kRingTag = 7;       // as in ../shared/bench/mpi/allreduce_bench.c
+constexpr int kPingPongTag = 1;  // user tags: below collectives' reserved range
+constexpr int kRingTag = 7;      // as in ../shared/bench/mpi/allreduce_bench.c
 
 ClusterOptions cluster_options(std::int64_t world, std::int64_t threads) {
   ClusterOptions options;
@@ -87,22 +87,20 @@ void BM_PingPong(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(1));
   ClusterOptions options = cluster_options(2, state.range(0));
   options.pin_threads = state.range(2) != 0;
-  run_steps(state, options, Algorithm::direct,
-            [count](RankContext&, Communicator& comm) {
-              return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
-                const std::span<float> data(buf);
-                if (comm.rank() == 0) {
-                  comm.send(std::span<const float>(data), 1, kPingPongTag);
-                  comm.recv(data, 1, kPingPongTag);
-                } else {
-                  comm.recv(data, 0, kPingPongTag);
-                  comm.send(std::span<const float>(data), 0, kPingPongTag);
-                }
-              };
-            });
-  state.counters["per_msg"] =
-      benchmark::Counter(2, benchmark::Counter::kIsIterationInvariantRate |
-                                benchmark::Counter::kInvert);
+  run_steps(state, options, Algorithm::direct, [count](RankContext&, Communicator& comm) {
+    return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
+      const std::span<float> data(buf);
+      if (comm.rank() == 0) {
+        comm.send(std::span<const float>(data), 1, kPingPongTag);
+        comm.recv(data, 1, kPingPongTag);
+      } else {
+        comm.recv(data, 0, kPingPongTag);
+        comm.send(std::span<const float>(data), 0, kPingPongTag);
+      }
+    };
+  });
+  state.counters["per_msg"] = benchmark::Counter(
+      2, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 /// The same ping-pong on the fabric directly (RankContext), without the Communicator's
@@ -123,9 +121,8 @@ void BM_PingPongRaw(benchmark::State& state) {
                 }
               };
             });
-  state.counters["per_msg"] =
-      benchmark::Counter(2, benchmark::Counter::kIsIterationInvariantRate |
-                                benchmark::Counter::kInvert);
+  state.counters["per_msg"] = benchmark::Counter(
+      2, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 /// The peers' ring: a token of one float goes 0 -> 1 -> ... -> N-1 -> 0 with blocking
@@ -146,9 +143,9 @@ void BM_RingLap(benchmark::State& state) {
                 }
               };
             });
-  state.counters["per_hop"] = benchmark::Counter(
-      static_cast<double>(world),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_hop"] =
+      benchmark::Counter(static_cast<double>(world), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -163,9 +160,8 @@ void BM_Barrier(benchmark::State& state) {
 /// algorithm given as the fourth argument (an index into kAllReduceAlgorithms). Tree does
 /// not implement all_reduce here (a reduce then a broadcast would be two collectives): it is
 /// measured on broadcast and reduce below.
-constexpr std::array kAllReduceAlgorithms = {Algorithm::direct, Algorithm::ring,
-                                             Algorithm::recursive_doubling,
-                                             Algorithm::halving_doubling};
+constexpr std::array kAllReduceAlgorithms = {
+    Algorithm::direct, Algorithm::ring, Algorithm::recursive_doubling, Algorithm::halving_doubling};
 constexpr std::array kRootedAlgorithms = {Algorithm::direct, Algorithm::tree};
 
 int warmup_for(std::size_t count) {
@@ -299,7 +295,10 @@ BENCHMARK(BM_PingPong)
     ->ArgsProduct({{1, 2}, {1}, {1}})
     ->Args({2, 1, 0})
     ->UseRealTime();
-BENCHMARK(BM_PingPongRaw)->ArgNames({"threads", "count"})->ArgsProduct({{1, 2}, {1}})->UseRealTime();
+BENCHMARK(BM_PingPongRaw)
+    ->ArgNames({"threads", "count"})
+    ->ArgsProduct({{1, 2}, {1}})
+    ->UseRealTime();
 BENCHMARK(BM_RingLap)->ArgNames({"threads", "world"})->ArgsProduct({{1, 2}, {8}})->UseRealTime();
 BENCHMARK(BM_Barrier)->ArgNames({"threads", "world"})->ArgsProduct({{1, 2}, {8}})->UseRealTime();
 BENCHMARK(BM_AllReduce)->Apply(all_reduce_small)->UseRealTime();

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "collectives/scratch_pool.hpp"
 #include "collectives/work.hpp"
 #include "emulator/buffer.hpp"
 #include "emulator/collective_args.hpp"
@@ -48,6 +49,14 @@ class Backend {
 
   /// Lets other ranks run (polling loops must call it).
   virtual void yield() = 0;
+
+  /// The point-to-point algorithms' scratch buffers for this rank and group, kept between
+  /// calls (scratch_pool.hpp says why). Every backend has one; it is not part of what a
+  /// backend implements.
+  ScratchPool& scratch() { return scratch_; }
+
+ private:
+  ScratchPool scratch_;
 };
 
 class RankContext;

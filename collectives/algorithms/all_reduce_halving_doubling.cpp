@@ -88,7 +88,7 @@ void all_reduce_halving_doubling(PeerLink& link, const CollectiveArgs& args) {
   const std::size_t n = args.output.count;
   copy_to_output(args, n);
   auto* data = static_cast<std::byte*>(args.output.data);
-  std::vector<std::byte> incoming = link.scratch(n);
+  const ScratchPool::Lease incoming = link.scratch(n);
   const PowerOfTwoFold fold(link.rank(), link.size());
   fold.fold_in(link, data, n, incoming.data());
   if (fold.newrank() >= 0) {

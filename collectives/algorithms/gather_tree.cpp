@@ -29,7 +29,7 @@ void gather_tree(PeerLink& link, const CollectiveArgs& args) {
     link.send(static_cast<const std::byte*>(args.input.data), c, parent);
     return;
   }
-  std::vector<std::byte> blocks = link.scratch(held * c);
+  const ScratchPool::Lease blocks = link.scratch(held * c);
   std::memcpy(blocks.data(), args.input.data, link.bytes(c));
   for (int m = 1; vr + m < p && m < subtree_span(vr, p); m *= 2) {
     const auto count = static_cast<std::size_t>(subtree_size(vr + m, p)) * c;

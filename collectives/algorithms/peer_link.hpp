@@ -48,9 +48,10 @@ class PeerLink {
   /// Completes a reduction over every member (divides by size() for avg).
   void finish(std::byte* data, std::size_t count) const;
 
-  /// A scratch buffer of `count` elements.
-  std::vector<std::byte> scratch(std::size_t count) const {
-    return std::vector<std::byte>(bytes(count));
+  /// A scratch buffer of `count` elements (uninitialised), from the backend's pool: held
+  /// until the lease goes, and reused by later calls.
+  ScratchPool::Lease scratch(std::size_t count) const {
+    return backend_.scratch().take(bytes(count));
   }
 
  private:

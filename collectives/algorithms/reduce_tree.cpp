@@ -30,7 +30,7 @@ void reduce_tree(PeerLink& link, const CollectiveArgs& args) {
     return;
   }
   // The root accumulates in its output; inner ranks in a scratch buffer.
-  std::vector<std::byte> scratch;
+  ScratchPool::Lease scratch;
   std::byte* acc = static_cast<std::byte*>(args.output.data);
   if (vr == 0) {
     copy_to_output(args, n);
@@ -39,7 +39,7 @@ void reduce_tree(PeerLink& link, const CollectiveArgs& args) {
     acc = scratch.data();
     std::memcpy(acc, args.input.data, link.bytes(n));
   }
-  std::vector<std::byte> incoming = link.scratch(n);
+  const ScratchPool::Lease incoming = link.scratch(n);
   for (int m = 1; m < span && vr + m < p; m *= 2) {
     link.recv(incoming.data(), n, wrap(vr + m + root, p));
     link.reduce(acc, incoming.data(), n);

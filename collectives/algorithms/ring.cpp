@@ -14,8 +14,8 @@ void ring_reduce_scatter(PeerLink& link, const std::byte* input, std::size_t tot
   const int right = wrap(r + 1, p), left = wrap(r - 1, p);
   auto block = [&](int j) { return even_block(total, p, wrap(j, p)); };
   // Two block-sized buffers: the partial being sent, and the one arriving.
-  std::vector<std::byte> sending = link.scratch(block(0).count);
-  std::vector<std::byte> arriving = link.scratch(block(0).count);
+  ScratchPool::Lease sending = link.scratch(block(0).count);
+  ScratchPool::Lease arriving = link.scratch(block(0).count);
   // Step 0 sends this rank's own input for block r-1: it starts that block's reduction.
   const std::byte* out = input + link.bytes(block(r - 1).offset);
   std::size_t out_count = block(r - 1).count;

@@ -30,7 +30,7 @@ void scatter_tree(PeerLink& link, const CollectiveArgs& args) {
     link.recv(out, c, parent);
     return;
   }
-  std::vector<std::byte> scratch;
+  ScratchPool::Lease scratch;
   const std::byte* blocks = static_cast<const std::byte*>(args.input.data);
   if (vr != 0 || root != 0) {
     scratch = link.scratch(held * c);

@@ -1,8 +1,9 @@
 // Pinning worker threads to CPUs (emulator/detail/thread_affinity.hpp): which workers are
 // pinned, that each runs on its own CPU, and that nothing else is: the caller, oneTBB's
 // threads (large reductions) and runs with more workers than CPUs keep their CPU masks.
-#include <gtest/gtest.h>
+#include "emulator/detail/thread_affinity.hpp"
 
+#include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -12,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "emulator/detail/thread_affinity.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 
 namespace ranklab::testing {
