@@ -121,7 +121,8 @@ class Compare:
         self.build = os.path.abspath(args.build)
         self.bin = lambda *p: os.path.join(self.build, *p)
         self.work = tempfile.mkdtemp(prefix="ranklab-compare.")
-        self.raw = {"samples": {}, "machine": machine(), "command": " ".join(sys.argv),
+        self.raw = {"samples": {}, "machine": machine(), "command": os.environ.get("RANKLAB_COMPARE_COMMAND",
+                                                 " ".join(sys.argv)),
                     "started": now_utc(), "rounds": args.rounds}
 
     def add(self, key, sample):
