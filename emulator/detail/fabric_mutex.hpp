@@ -24,6 +24,8 @@ class FabricMutex {
   void unlock() {
     if (several_threads_) mutex_.unlock();
   }
+  /// False: lock() and unlock() do nothing (one worker thread).
+  bool several_threads() const { return several_threads_; }
 
  private:
   const bool several_threads_;
