@@ -66,26 +66,21 @@ TEST(FabricMutexTest, ConditionVariableAcrossThreads) {
   boost::fibers::condition_variable_any ready;
   constexpr int kRounds = 2'000;
   int turn = 0;  // even: the waiter's turn to see it; odd: the notifier's
-  std::thread waiter([&] {
-    boost::fibers::fiber([&] {
-      std::unique_lock lock(mutex);
-      for (int i = 0; i < kRounds; ++i) {
-        ready.wait(lock, [&] { return turn % 2 == 1; });
-        ++turn;
-        ready.notify_one();
-      }
-    }).join();
-  });
-  std::thread notifier([&] {
-    boost::fibers::fiber([&] {
-      std::unique_lock lock(mutex);
-      for (int i = 0; i < kRounds; ++i) {
-        ready.wait(lock, [&] { return turn % 2 == 0; });
-        ++turn;
-        ready.notify_one();
-      }
-    }).join();
-  });
+  // Each player takes its turn (the counter's parity) kRounds times, on its own thread.
+  auto player = [&](int parity) {
+    return std::thread([&, parity] {
+      boost::fibers::fiber([&] {
+        std::unique_lock lock(mutex);
+        for (int i = 0; i < kRounds; ++i) {
+          ready.wait(lock, [&] { return turn % 2 == parity; });
+          ++turn;
+          ready.notify_one();
+        }
+      }).join();
+    });
+  };
+  std::thread waiter = player(1);
+  std::thread notifier = player(0);
   waiter.join();
   notifier.join();
   EXPECT_EQ(turn, 2 * kRounds);
