@@ -34,6 +34,10 @@ class Backend {
   /// The backend's own one-step implementation of a collective (the fabric's rendezvous;
   /// MPI's own collective), with signature checks across members.
   virtual Work native_collective(const CollectiveArgs& args) = 0;
+  /// The same, waiting for it (the blocking calls' path: no handle to make).
+  virtual void native_collective_blocking(const CollectiveArgs& args) {
+    native_collective(args).wait();
+  }
 
   /// Posts the caller's fingerprint of its next collective on this group, checked at once
   /// against the members that posted theirs (MismatchError on disagreement, never blocks).

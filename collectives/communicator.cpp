@@ -93,7 +93,7 @@ RecvStatus Communicator::recv(MutableBuffer data, int src, int tag) {
 }
 
 Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested,
-                                  const PerPeerCounts* per_peer) {
+                                  Completion completion, const PerPeerCounts* per_peer) {
   require_member(to_string(args.op));
   if (per_peer != nullptr) {
     RANKLAB_CHECK(requested == Algorithm::automatic || requested == Algorithm::direct ||
@@ -116,6 +116,10 @@ Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requeste
                   "all_to_all in place runs only with algorithm pairwise, not direct");
     // A native call checks its shapes and posts its fingerprint as it joins: one trip
     // into the fabric, not three.
+    if (completion == Completion::wait) {
+      backend_->native_collective_blocking(args);
+      return Work();
+    }
     return backend_->native_collective(args);
   }
   // Shape checks, with the same messages as the native path.
@@ -126,69 +130,121 @@ Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requeste
   return Work();
 }
 
+// What each collective asks of the funnel; the i-form and the plain form share it.
+namespace {
+
+CollectiveArgs barrier_args() { return {.op = OpKind::barrier}; }
+CollectiveArgs all_reduce_args(MutableBuffer data, const AllReduceOptions& options) {
+  return {.op = OpKind::all_reduce, .reduce_op = options.op, .input = data, .output = data};
+}
+CollectiveArgs broadcast_args(MutableBuffer data, const BroadcastOptions& options) {
+  return {.op = OpKind::broadcast, .root = options.root, .input = data, .output = data};
+}
+CollectiveArgs reduce_args(MutableBuffer data, const ReduceOptions& options) {
+  return {.op = OpKind::reduce,
+          .reduce_op = options.op,
+          .root = options.root,
+          .input = data,
+          .output = data};
+}
+CollectiveArgs all_gather_args(ConstBuffer input, MutableBuffer output) {
+  return {.op = OpKind::all_gather, .input = input, .output = output};
+}
+CollectiveArgs reduce_scatter_args(ConstBuffer input, MutableBuffer output,
+                                   const ReduceScatterOptions& options) {
+  return {.op = OpKind::reduce_scatter, .reduce_op = options.op, .input = input, .output = output};
+}
+CollectiveArgs gather_args(ConstBuffer input, MutableBuffer output, const GatherOptions& options) {
+  return {.op = OpKind::gather, .root = options.root, .input = input, .output = output};
+}
+CollectiveArgs scatter_args(ConstBuffer input, MutableBuffer output,
+                            const ScatterOptions& options) {
+  return {.op = OpKind::scatter, .root = options.root, .input = input, .output = output};
+}
+CollectiveArgs all_to_all_args(ConstBuffer input, MutableBuffer output) {
+  return {.op = OpKind::all_to_all, .input = input, .output = output};
+}
+
+}  // namespace
+
 Work Communicator::ibarrier(const BarrierOptions& options) {
-  return run_collective({.op = OpKind::barrier}, options.algorithm);
+  return run_collective(barrier_args(), options.algorithm);
+}
+void Communicator::barrier(const BarrierOptions& options) {
+  run_collective(barrier_args(), options.algorithm, Completion::wait);
 }
 
 Work Communicator::iall_reduce(MutableBuffer data, const AllReduceOptions& options) {
-  return run_collective(
-      {.op = OpKind::all_reduce, .reduce_op = options.op, .input = data, .output = data},
-      options.algorithm);
+  return run_collective(all_reduce_args(data, options), options.algorithm);
+}
+void Communicator::all_reduce(MutableBuffer data, const AllReduceOptions& options) {
+  run_collective(all_reduce_args(data, options), options.algorithm, Completion::wait);
 }
 
 Work Communicator::ibroadcast(MutableBuffer data, const BroadcastOptions& options) {
-  return run_collective(
-      {.op = OpKind::broadcast, .root = options.root, .input = data, .output = data},
-      options.algorithm);
+  return run_collective(broadcast_args(data, options), options.algorithm);
+}
+void Communicator::broadcast(MutableBuffer data, const BroadcastOptions& options) {
+  run_collective(broadcast_args(data, options), options.algorithm, Completion::wait);
 }
 
 Work Communicator::ireduce(MutableBuffer data, const ReduceOptions& options) {
-  return run_collective({.op = OpKind::reduce,
-                         .reduce_op = options.op,
-                         .root = options.root,
-                         .input = data,
-                         .output = data},
-                        options.algorithm);
+  return run_collective(reduce_args(data, options), options.algorithm);
+}
+void Communicator::reduce(MutableBuffer data, const ReduceOptions& options) {
+  run_collective(reduce_args(data, options), options.algorithm, Completion::wait);
 }
 
 Work Communicator::iall_gather(ConstBuffer input, MutableBuffer output,
                                const AllGatherOptions& options) {
-  return run_collective({.op = OpKind::all_gather, .input = input, .output = output},
-                        options.algorithm);
+  return run_collective(all_gather_args(input, output), options.algorithm);
+}
+void Communicator::all_gather(ConstBuffer input, MutableBuffer output,
+                              const AllGatherOptions& options) {
+  run_collective(all_gather_args(input, output), options.algorithm, Completion::wait);
 }
 
 Work Communicator::ireduce_scatter(ConstBuffer input, MutableBuffer output,
                                    const ReduceScatterOptions& options) {
-  return run_collective(
-      {.op = OpKind::reduce_scatter, .reduce_op = options.op, .input = input, .output = output},
-      options.algorithm);
+  return run_collective(reduce_scatter_args(input, output, options), options.algorithm);
+}
+void Communicator::reduce_scatter(ConstBuffer input, MutableBuffer output,
+                                  const ReduceScatterOptions& options) {
+  run_collective(reduce_scatter_args(input, output, options), options.algorithm,
+                 Completion::wait);
 }
 
 Work Communicator::igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options) {
-  return run_collective(
-      {.op = OpKind::gather, .root = options.root, .input = input, .output = output},
-      options.algorithm);
+  return run_collective(gather_args(input, output, options), options.algorithm);
+}
+void Communicator::gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options) {
+  run_collective(gather_args(input, output, options), options.algorithm, Completion::wait);
 }
 
 Work Communicator::iscatter(ConstBuffer input, MutableBuffer output,
                             const ScatterOptions& options) {
-  return run_collective(
-      {.op = OpKind::scatter, .root = options.root, .input = input, .output = output},
-      options.algorithm);
+  return run_collective(scatter_args(input, output, options), options.algorithm);
+}
+void Communicator::scatter(ConstBuffer input, MutableBuffer output,
+                           const ScatterOptions& options) {
+  run_collective(scatter_args(input, output, options), options.algorithm, Completion::wait);
 }
 
 Work Communicator::iall_to_all(ConstBuffer input, MutableBuffer output,
                                const AllToAllOptions& options) {
-  return run_collective({.op = OpKind::all_to_all, .input = input, .output = output},
-                        options.algorithm);
+  return run_collective(all_to_all_args(input, output), options.algorithm);
+}
+void Communicator::all_to_all(ConstBuffer input, MutableBuffer output,
+                              const AllToAllOptions& options) {
+  run_collective(all_to_all_args(input, output), options.algorithm, Completion::wait);
 }
 
 Work Communicator::iall_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
                                  MutableBuffer output, std::span<const std::size_t> recv_counts,
                                  const AllToAllOptions& options) {
   const PerPeerCounts counts{send_counts, recv_counts};
-  return run_collective({.op = OpKind::all_to_all, .input = input, .output = output},
-                        options.algorithm, &counts);
+  return run_collective(all_to_all_args(input, output), options.algorithm, Completion::handle,
+                        &counts);
 }
 
 }  // namespace ranklab

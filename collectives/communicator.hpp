@@ -89,32 +89,16 @@ class Communicator {
                      MutableBuffer output, std::span<const std::size_t> recv_counts,
                      const AllToAllOptions& options = {});
 
-  void barrier(const BarrierOptions& options = {}) { ibarrier(options).wait(); }
-  void all_reduce(MutableBuffer data, const AllReduceOptions& options = {}) {
-    iall_reduce(data, options).wait();
-  }
-  void broadcast(MutableBuffer data, const BroadcastOptions& options = {}) {
-    ibroadcast(data, options).wait();
-  }
-  void reduce(MutableBuffer data, const ReduceOptions& options = {}) {
-    ireduce(data, options).wait();
-  }
-  void all_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {}) {
-    iall_gather(input, output, options).wait();
-  }
+  void barrier(const BarrierOptions& options = {});
+  void all_reduce(MutableBuffer data, const AllReduceOptions& options = {});
+  void broadcast(MutableBuffer data, const BroadcastOptions& options = {});
+  void reduce(MutableBuffer data, const ReduceOptions& options = {});
+  void all_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {});
   void reduce_scatter(ConstBuffer input, MutableBuffer output,
-                      const ReduceScatterOptions& options = {}) {
-    ireduce_scatter(input, output, options).wait();
-  }
-  void gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {}) {
-    igather(input, output, options).wait();
-  }
-  void scatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {}) {
-    iscatter(input, output, options).wait();
-  }
-  void all_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {}) {
-    iall_to_all(input, output, options).wait();
-  }
+                      const ReduceScatterOptions& options = {});
+  void gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {});
+  void scatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {});
+  void all_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {});
   void all_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
                     MutableBuffer output, std::span<const std::size_t> recv_counts,
                     const AllToAllOptions& options = {}) {
@@ -149,7 +133,10 @@ class Communicator {
   /// The funnel: every collective comes through here. It checks the arguments, posts the
   /// call's fingerprint (checked at once against the other members'), then runs the native
   /// collective or the algorithm's messages. `per_peer` carries all_to_all_v's counts.
+  /// `wait`: the plain (blocking) forms, which a native call serves without a handle.
+  enum class Completion { handle, wait };
   Work run_collective(const CollectiveArgs& args, Algorithm requested,
+                      Completion completion = Completion::handle,
                       const PerPeerCounts* per_peer = nullptr);
   void require_member(std::string_view call) const;
 

@@ -33,6 +33,9 @@ class EmulatorBackend final : public Backend {
   Work native_collective(const CollectiveArgs& args) override {
     return Work::from_request(context_.icollective(group_, args));
   }
+  void native_collective_blocking(const CollectiveArgs& args) override {
+    context_.collective(group_, args);
+  }
   std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) override {
     return context_.begin_collective(group_, fingerprint);
   }

@@ -58,8 +58,19 @@ const Group& Fabric::group(std::string_view kind, std::span<const int> global_ra
   return created;
 }
 
-std::shared_ptr<Operation> Fabric::new_operation(int rank, OpKind kind, const Group& group) {
-  auto op = std::make_shared<Operation>();
+const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
+                                                       const Group& group) {
+  // The rank's previous operation is rebuilt in place once nothing else holds it (the usual
+  // case: its Request is gone), which takes malloc and free off every call. Only this rank's
+  // fiber posts its operations, so nobody can take a new reference while we look.
+  std::shared_ptr<Operation>& spare = ranks_[static_cast<std::size_t>(rank)]->spare;
+  if (spare && spare.use_count() == 1) {
+    std::destroy_at(spare.get());
+    std::construct_at(spare.get());
+  } else {
+    spare = std::make_shared<Operation>();
+  }
+  Operation* op = spare.get();
   op->kind = kind;
   op->rank = rank;
   op->rank_seq = ranks_[static_cast<std::size_t>(rank)]->next_seq++;
@@ -70,7 +81,7 @@ std::shared_ptr<Operation> Fabric::new_operation(int rank, OpKind kind, const Gr
     op->in_flight = open;
     open.push_back(op->rank_seq);
   }
-  return op;
+  return spare;
 }
 
 void Fabric::close(const Operation& op) {
@@ -99,7 +110,7 @@ Request Fabric::isend(int rank, const Group& group, ConstBuffer data, int dst, i
   const std::uint64_t hash = tracing_ ? payload_hash(data.as_bytes()) : 0;
   Lock lock(mutex_);
   throw_if_aborted(rank);
-  auto op = new_operation(rank, OpKind::send, group);
+  std::shared_ptr<Operation> op = new_operation(rank, OpKind::send, group);
   op->peer = dst;
   op->tag = tag;
   op->send_data = data;
@@ -123,7 +134,7 @@ Request Fabric::irecv(int rank, const Group& group, MutableBuffer data, int src,
   RANKLAB_CHECK(data.data != nullptr || data.count == 0, "rank {}: recv into a null buffer", rank);
   Lock lock(mutex_);
   throw_if_aborted(rank);
-  auto op = new_operation(rank, OpKind::recv, group);
+  std::shared_ptr<Operation> op = new_operation(rank, OpKind::recv, group);
   op->peer = src;
   op->tag = tag;
   op->recv_data = data;

@@ -48,6 +48,10 @@ class Fabric {
   Request isend(int rank, const Group& group, ConstBuffer data, int dst, int tag);
   Request irecv(int rank, const Group& group, MutableBuffer data, int src, int tag);
   Request icollective(int rank, const Group& group, const CollectiveArgs& args);
+  /// Posts a collective and waits for it: icollective's work without a Request, so a
+  /// blocking call allocates nothing and updates no atomic reference count. Throws as
+  /// Request::wait does.
+  void collective(int rank, const Group& group, const CollectiveArgs& args);
 
   // Fingerprints of the communicator's collectives (fabric_fingerprint.cpp).
   /// Posts `rank`'s fingerprint of its next collective on `group` and checks it at once
@@ -112,7 +116,13 @@ class Fabric {
 
   using Lock = std::unique_lock<detail::FabricMutex>;
 
-  std::shared_ptr<detail::Operation> new_operation(int rank, OpKind kind, const Group& group);
+  /// The rank's next operation: its previous one rebuilt in place if nothing else holds
+  /// it, else a new one. The reference is the rank's own (RankSlot::spare); a Request copies it.
+  const std::shared_ptr<detail::Operation>& new_operation(int rank, OpKind kind,
+                                                         const Group& group);
+  /// icollective's posting, under the lock; returns the rank's new operation.
+  const std::shared_ptr<detail::Operation>& post_collective(int rank, const Group& group,
+                                                           const CollectiveArgs& args);
   void match_or_queue_send(const std::shared_ptr<detail::Operation>& send);
   void match_or_queue_recv(const std::shared_ptr<detail::Operation>& recv);
   void deliver(detail::Operation& send, detail::Operation& recv);

@@ -17,6 +17,18 @@ namespace ranklab {
 using detail::Operation;
 
 Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& args) {
+  return Request(this, post_collective(rank, group, args));
+}
+
+void Fabric::collective(int rank, const Group& group, const CollectiveArgs& args) {
+  // The operation stays the rank's (RankSlot::spare) after the wait, even if it throws: a
+  // call slot of an aborted run may still list it.
+  Operation& op = *post_collective(rank, group, args);
+  wait(op, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
+}
+
+const std::shared_ptr<Operation>& Fabric::post_collective(int rank, const Group& group,
+                                                          const CollectiveArgs& args) {
   const int me = group.group_rank(rank);
   RANKLAB_CHECK(me >= 0, "rank {}: {} on group {}, which it is not a member of", rank,
                 to_string(args.op), group.name());
@@ -24,7 +36,7 @@ Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& 
   const std::uint64_t hash = tracing_ ? payload_hash(args.input.as_bytes()) : 0;
   Lock lock(mutex_);
   throw_if_aborted(rank);
-  auto op = new_operation(rank, args.op, group);
+  const std::shared_ptr<Operation>& op = new_operation(rank, args.op, group);
   op->coll = args;
   op->signature = signature;
   op->hash = hash;
@@ -35,7 +47,7 @@ Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& 
   op->coll_seq = next[group.id()]++;
   post_call(rank, group, detail::PostedCall{signature, kDirectAlgorithm, false, op->rank_seq},
             op);
-  return Request(this, std::move(op));
+  return op;
 }
 
 std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::PostedCall& call,

@@ -65,18 +65,23 @@ RecvStatus RankContext::recv(const Group& group, MutableBuffer data, int src, in
   return request.status();
 }
 
-Request RankContext::icollective(const Group& group, const CollectiveArgs& args) {
+void RankContext::inject_collective_faults(const Group& group, const CollectiveArgs& args) {
   if (fabric_.injects_faults()) [[unlikely]] {
     inject_faults([&] {
       return fmt::format("{} #{} in {}", to_string(args.op),
                          fabric_.next_collective_number(rank_, group), group.name());
     });
   }
+}
+
+Request RankContext::icollective(const Group& group, const CollectiveArgs& args) {
+  inject_collective_faults(group, args);
   return fabric_.icollective(rank_, group, args);
 }
 
 void RankContext::collective(const Group& group, const CollectiveArgs& args) {
-  icollective(group, args).wait();
+  inject_collective_faults(group, args);
+  fabric_.collective(rank_, group, args);
 }
 
 void RankContext::barrier(const Group& group) {

@@ -70,6 +70,7 @@ class RankContext {
  private:
   /// Applies a kill or delay fault due before the next post (fault injection only).
   void inject_faults(const std::function<std::string()>& describe);
+  void inject_collective_faults(const Group& group, const CollectiveArgs& args);
 
   Fabric& fabric_;
   int rank_;

@@ -36,6 +36,9 @@ struct RankSlot {
   /// next operation's `in_flight`. Touched only by the owner's fiber.
   std::vector<std::uint64_t> open;
   RecentEvents recent;
+  /// The rank's latest operation, reused for the next once nobody else holds it
+  /// (Fabric::new_operation).
+  std::shared_ptr<Operation> spare;
   std::string error;                   ///< what() of the exception that ended the rank
 };
 
