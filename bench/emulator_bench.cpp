@@ -31,7 +31,11 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/fiber.hpp>
 
 #include "collectives/communicator.hpp"
 #include "emulator/cluster.hpp"
@@ -253,6 +257,49 @@ void BM_Memcpy(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
 }
 
+/// The floor under every collective: eight bare Boost.Fiber fibers on one thread (Boost's
+/// own round_robin scheduler, no fabric) meet once per iteration: each adds its value to a
+/// sum, the last to arrive wakes the seven that suspended. This is the suspend/resume work
+/// an 8-rank all_reduce of one float cannot avoid on Boost.Fiber; the rest of
+/// BM_AllReduce's time is the fabric's (fingerprints, clocks, recent events, deadlock
+/// accounting). Time: one meeting of all eight.
+void BM_FiberRendezvous(benchmark::State& state) {
+  constexpr int kFibers = 8;
+  const benchmark::IterationCount iterations = state.max_iterations;
+  std::thread worker([&] {  // a fresh thread: its fiber scheduler is Boost's default
+    std::vector<boost::fibers::context*> parked;
+    parked.reserve(kFibers);
+    int arrived = 0;
+    float sum = 0;
+    auto meet = [&](float value) {
+      sum += value;
+      if (++arrived < kFibers) {
+        parked.push_back(boost::fibers::context::active());
+        parked.back()->suspend();
+        return;
+      }
+      arrived = 0;
+      benchmark::DoNotOptimize(sum);
+      sum = 0;
+      boost::fibers::context* me = boost::fibers::context::active();
+      for (boost::fibers::context* sleeper : parked) me->schedule(sleeper);
+      parked.clear();
+    };
+    std::vector<boost::fibers::fiber> fibers;
+    for (int f = 0; f < kFibers; ++f) {
+      fibers.emplace_back([&, f] {
+        if (f == 0) {
+          for (auto _ : state) meet(1.0f);
+        } else {
+          for (benchmark::IterationCount i = 0; i < iterations; ++i) meet(1.0f);
+        }
+      });
+    }
+    for (auto& fiber : fibers) fiber.join();
+  });
+  worker.join();
+}
+
 // ---------------------------------------------------------------------------------------
 // Registration. Real time throughout: the work runs on the cluster's threads.
 
@@ -326,6 +373,7 @@ BENCHMARK(BM_ClusterStartup)
     ->ArgNames({"threads", "world"})
     ->ArgsProduct({{1, 2}, {8, 1024}})
     ->UseRealTime();
+BENCHMARK(BM_FiberRendezvous)->UseRealTime();
 BENCHMARK(BM_Memcpy)
     ->ArgName("bytes")
     ->Arg(32)

@@ -39,7 +39,7 @@ void for_blocks(std::size_t count, std::size_t elem, std::size_t members, Body b
 // Reduces element range [begin, end) of chunk `chunk` of every member's input (ascending
 // group rank) and hands the result to `emit`.
 template <typename Emit>
-void reduce_range(const CollectiveSignature& sig, std::span<const std::shared_ptr<Operation>> ms,
+void reduce_range(const CollectiveSignature& sig, std::span<Operation* const> ms,
                   std::size_t chunk_offset, std::size_t begin, std::size_t end, Emit emit) {
   alignas(64) std::array<std::byte, kBlockBytes> acc;
   const std::size_t elem = size_of(sig.dtype);
@@ -60,7 +60,7 @@ void copy_chunk(std::byte* dst, const std::byte* src, std::size_t bytes) {
 }  // namespace
 
 void execute_collective(const CollectiveSignature& sig,
-                        std::span<const std::shared_ptr<Operation>> ms) {
+                        std::span<Operation* const> ms) {
   const std::size_t n = ms.size();
   const std::size_t elem = size_of(sig.dtype);
   const std::size_t c = sig.count;

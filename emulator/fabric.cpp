@@ -228,7 +228,7 @@ void Fabric::complete(Operation& op) {
       owner.state = RankState::running;
       --blocked_;
     }
-    owner.wakeup.notify_one();
+    owner.wakeup.notify();
   }
 }
 
@@ -267,7 +267,7 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
         ++me.blocks;
         me.wakeup.wait(lock);
       } else {
-        timed_out = me.wakeup.wait_until(lock, deadline) == boost::fibers::cv_status::timeout;
+        timed_out = !me.wakeup.wait_until(lock, deadline);
       }
     }
     if (me.state == RankState::blocked) {
@@ -303,7 +303,8 @@ void Fabric::check_alive(int rank) {
   throw_if_aborted(rank);
 }
 
-void Fabric::release(Operation& op) {
+void Fabric::release(const std::shared_ptr<Operation>& handle) {
+  Operation& op = *handle;
   close(op);
   if (op.done.load(std::memory_order_acquire)) return;
   if (op.kind != OpKind::send && op.kind != OpKind::recv) {
@@ -312,6 +313,8 @@ void Fabric::release(Operation& op) {
     try {
       wait(op, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
     } catch (...) {  // the run is ending; its report has the reason
+      Lock lock(mutex_);
+      if (!op.done.load(std::memory_order_relaxed)) abandon(handle);  // its slot lists it
     }
     return;
   }
@@ -351,7 +354,7 @@ void Fabric::abort(RunStatus status, int root_rank, std::exception_ptr cause, st
       slot->state = RankState::running;
       --blocked_;
     }
-    if (slot->waiting_on != nullptr) slot->wakeup.notify_one();
+    if (slot->waiting_on != nullptr) slot->wakeup.notify();
   }
 }
 
@@ -441,23 +444,28 @@ void Fabric::declare_watchdog(int rank, const Operation& op) {
 namespace ranklab {
 
 void Fabric::record(const Operation& op, OpStatus status) {
-  TraceEvent e;
+  // Filled in place in the rank's ring of recent events: every field the fabric sets is
+  // assigned on every call (the slot holds an older event); the others (time, compute) it
+  // never sets, and they keep their defaults.
+  TraceEvent& e = ranks_[static_cast<std::size_t>(op.rank)]->recent.next();
+  const Group& g = *op.group;
+  const bool completed = status == OpStatus::completed;
+  const bool send = op.kind == OpKind::send;
+  const bool recv = op.kind == OpKind::recv;
   e.rank = op.rank;
   e.rank_seq = op.rank_seq;
   e.op = op.kind;
   e.status = status;
-  e.group = op.group->id();
-  const Group& g = *op.group;
-  const bool completed = status == OpStatus::completed;
+  e.group = g.id();
   // A pending operation learned no other clock (FORMAT.md): its owner's clock + 1.
   e.lamport = completed ? op.lamport : op.clock_at_post + 1;
-  if (op.kind == OpKind::send) {
+  if (send) {
     e.peer = g.global_rank(op.peer);
     e.tag = op.tag;
     e.dtype = op.send_data.dtype;
     e.count = op.send_data.count;
     e.msg = op.msg;
-  } else if (op.kind == OpKind::recv) {
+  } else if (recv) {
     // A completed receive shows what it matched; a pending one what it asked for.
     const bool any = !completed && op.peer == kAnySource;
     e.peer = completed ? g.global_rank(op.status.source) : any ? kNoRank : g.global_rank(op.peer);
@@ -466,22 +474,25 @@ void Fabric::record(const Operation& op, OpStatus status) {
     e.count = completed ? op.status.count : op.recv_data.count;
     e.msg = completed ? op.msg : MessageId{};
   } else {
+    e.peer = kNoRank;
+    e.tag = 0;
     e.dtype = op.signature.dtype;
     e.count = op.signature.count;
-    e.coll_seq = op.coll_seq;
-    e.root = op.signature.root == kNoRank ? kNoRank : g.global_rank(op.signature.root);
-    e.has_reduce_op = op.signature.has_reduce_op;
-    e.reduce_op = op.signature.reduce_op;
+    e.msg = MessageId{};
   }
+  const bool collective = !send && !recv;
+  e.coll_seq = collective ? op.coll_seq : kNoCollective;
+  e.root = !collective || op.signature.root == kNoRank ? kNoRank : g.global_rank(op.signature.root);
+  e.has_reduce_op = collective && op.signature.has_reduce_op;
+  e.reduce_op = collective ? op.signature.reduce_op : ReduceOp::sum;
   e.bytes = e.count * size_of(e.dtype);
-  e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || op.kind != OpKind::recv);
+  e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || !recv);
   e.hash = e.has_hash ? op.hash : 0;
   e.blocked = !completed && op.blocked_at_end;
   if (options_.trace_sink) {
     e.in_flight = op.in_flight;  // only tracing fills it
     options_.trace_sink->record(e);
   }
-  ranks_[static_cast<std::size_t>(op.rank)]->recent.push(std::move(e));
 }
 
 }  // namespace ranklab

@@ -71,7 +71,7 @@ class Fabric {
   /// A Request handle is going away: close the operation, and if it is unfinished make it
   /// independent of the caller's buffers (buffer a rendezvous send, cancel a receive, wait
   /// for a collective).
-  void release(detail::Operation& op);
+  void release(const std::shared_ptr<detail::Operation>& op);
   /// Throws if the run has been aborted (deadlock, failure); called by yield().
   void check_alive(int rank);
   /// The cluster timeout, run by the Watchdog fiber until every rank has ended: every
@@ -124,6 +124,9 @@ class Fabric {
   /// call's sequence number in the group.
   std::uint64_t post_call(int rank, const Group& group, const detail::PostedCall& call,
                           const std::shared_ptr<detail::Operation>& op);
+  /// Keeps `op`, which a call slot still lists, alive until the fabric goes: its owner is
+  /// dropping it unfinished because the run is ending (the final report lists it pending).
+  void abandon(const std::shared_ptr<detail::Operation>& op);
   [[noreturn]] void throw_call_mismatch(const Group& group, std::uint64_t seq,
                                         const detail::CallSlot& slot);
   void finish_collective(detail::CallSlot& slot);
@@ -189,6 +192,8 @@ class Fabric {
   WaitForGraph wait_graph_;    // set when the verdict is reached with ranks blocked
   detail::FingerprintBook fingerprints_;
   std::unique_ptr<detail::FaultInjector> faults_;  // null without a fault plan
+  /// Unfinished collective operations whose owners let go (abandon()).
+  std::vector<std::shared_ptr<detail::Operation>> abandoned_;
 };
 
 }  // namespace ranklab

@@ -49,7 +49,7 @@ std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::Post
   detail::CallSlot& slot = window.slot(seq, group.size());
   const auto me = static_cast<std::size_t>(group.group_rank(rank));
   slot.calls[me] = call;
-  slot.ops[me] = op;
+  slot.ops[me] = op.get();
   ++slot.arrived;
   // Everyone who posted before agreed with the first poster (or the slot is marked), so
   // comparing with it is enough: O(1) per arrival, even with 65,536 members.
@@ -59,6 +59,7 @@ std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::Post
     // With several threads, members of the other thread may post before this member's
     // failure ends the run: they must find the slot failed, not run it (CallSlot).
     slot.mismatched = true;
+    if (op) abandon(op);  // the caller unwinds before it gets a Request
     throw_call_mismatch(group, seq, slot);
   }
   if (slot.complete(group.size())) {
@@ -92,15 +93,17 @@ void Fabric::throw_call_mismatch(const Group& group, std::uint64_t seq,
   throw MismatchError(std::move(table));
 }
 
+void Fabric::abandon(const std::shared_ptr<Operation>& op) { abandoned_.push_back(op); }
+
 void Fabric::finish_collective(detail::CallSlot& slot) {
   const CollectiveSignature& sig = slot.ops.front()->signature;
   detail::execute_collective(sig, slot.ops);
   // Every member's clock when it joined, so the value does not depend on arrival order;
   // each member's own clock advances when it observes the completion.
   std::uint64_t clock = 0;
-  for (const auto& m : slot.ops) clock = std::max(clock, m->clock_at_post);
+  for (const Operation* m : slot.ops) clock = std::max(clock, m->clock_at_post);
   ++clock;
-  for (const auto& m : slot.ops) {
+  for (Operation* m : slot.ops) {
     m->lamport = clock;
     complete(*m);
   }

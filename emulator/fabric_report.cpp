@@ -215,8 +215,8 @@ std::vector<const Operation*> Fabric::pending_operations() const {
   }
   for (const auto& state : group_states_) {
     for (const auto& slot : state->calls.slots()) {
-      for (const auto& m : slot.ops) {
-        if (m) out.push_back(m.get());
+      for (const Operation* m : slot.ops) {
+        if (m != nullptr) out.push_back(m);
       }
     }
   }

@@ -6,12 +6,12 @@
 namespace ranklab {
 
 Request::~Request() {
-  if (op_) fabric_->release(*op_);
+  if (op_) fabric_->release(op_);
 }
 
 Request& Request::operator=(Request&& other) noexcept {
   if (this != &other) {
-    if (op_) fabric_->release(*op_);
+    if (op_) fabric_->release(op_);
     fabric_ = other.fabric_;
     op_ = std::move(other.op_);
   }

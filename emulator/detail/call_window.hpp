@@ -38,7 +38,10 @@ struct PostedCall {
 /// One call of a group, while members are posting.
 struct CallSlot {
   std::vector<std::optional<PostedCall>> calls;  ///< by group rank; empty until posted
-  std::vector<std::shared_ptr<Operation>> ops;   ///< native calls: each member's operation
+  /// Native calls: each member's operation. Not owned (owning would cost three atomic
+  /// reference-count updates per member and call): a Request keeps its operation until it
+  /// completes, and the fabric keeps those of an aborted run (Fabric::abandoned_).
+  std::vector<Operation*> ops;
   int arrived = 0;
   int first = -1;  ///< group rank of the first to post: later ones are checked against it
   /// A member's call disagreed. It fails, but until its failure ends the run the others may
@@ -67,7 +70,6 @@ class CallWindow {
   void retire_completed(int group_size) {
     while (!slots_.empty() && slots_.front().complete(group_size)) {
       spare_.push_back(std::move(slots_.front()));
-      spare_.back().ops.clear();  // the operations live on in their Requests, not here
       slots_.pop_front();
       ++base_;
     }

@@ -1,7 +1,6 @@
 // The data movement of the fabric's native collectives, run once every member has arrived.
 #pragma once
 
-#include <memory>
 #include <span>
 
 #include "emulator/collective_args.hpp"
@@ -13,6 +12,6 @@ namespace ranklab::detail {
 /// Reductions combine operands in ascending group rank, whatever the arrival order, so the
 /// result is bitwise reproducible. Inputs may alias outputs.
 void execute_collective(const CollectiveSignature& signature,
-                        std::span<const std::shared_ptr<Operation>> members);
+                        std::span<Operation* const> members);
 
 }  // namespace ranklab::detail

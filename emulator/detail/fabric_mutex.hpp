@@ -46,6 +46,8 @@ class FabricMutex {
     if (!several_threads_) return;
     if (state_.exchange(kFree, std::memory_order_release) == kContended) state_.notify_one();
   }
+  /// False: lock() and unlock() do nothing (one worker thread).
+  bool several_threads() const { return several_threads_; }
 
  private:
   // Drepper's three-state futex mutex ("Futexes Are Tricky", mutex2), after a bounded spin.

@@ -13,6 +13,7 @@
 
 #include "emulator/detail/call_window.hpp"
 #include "emulator/detail/operation.hpp"
+#include "emulator/detail/rank_wakeup.hpp"
 #include "emulator/detail/recent_events.hpp"
 
 namespace ranklab::detail {
@@ -25,7 +26,7 @@ struct RankSlot {
   std::uint64_t next_seq = 0;          ///< the next operation's rank_seq
   std::uint64_t lamport = 0;
   const Operation* waiting_on = nullptr;  ///< while blocked
-  boost::fibers::condition_variable_any wakeup;
+  RankWakeup wakeup;
   std::uint64_t blocks = 0;  ///< indefinite waits so far: tells the watchdog a block from the next
   std::uint64_t watched_block = ~std::uint64_t{0};  ///< the block the watchdog is timing
   std::chrono::steady_clock::time_point watched_since;

@@ -20,13 +20,15 @@ class RecentEvents {
  public:
   static constexpr std::size_t kCapacity = 8;
 
-  void push(TraceEvent&& event) {
-    if (events_.size() < kCapacity) {
-      events_.push_back(std::move(event));  // not full yet: next_ == events_.size()
-    } else {
-      events_[next_ % kCapacity] = std::move(event);
+  /// The slot of the next event, overwriting the oldest once the ring is full: the caller
+  /// assigns every field it uses in place. (Building a TraceEvent and moving it in zeroes and
+  /// copies ~250 bytes, a sixth of a small collective; see Fabric::record.)
+  TraceEvent& next() {
+    if (events_.size() < kCapacity) {  // not full yet: next_ == events_.size()
+      ++next_;
+      return events_.emplace_back();
     }
-    ++next_;
+    return events_[next_++ % kCapacity];
   }
 
   /// Oldest first.

@@ -14,11 +14,7 @@ using detail::RecentEvents;
 
 std::vector<std::uint64_t> seqs_after(std::size_t pushes) {
   RecentEvents recent;
-  for (std::size_t i = 0; i < pushes; ++i) {
-    TraceEvent e;
-    e.rank_seq = i;
-    recent.push(std::move(e));
-  }
+  for (std::size_t i = 0; i < pushes; ++i) recent.next().rank_seq = i;
   std::vector<std::uint64_t> out;
   for (const TraceEvent& e : recent.snapshot()) out.push_back(e.rank_seq);
   return out;

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -213,6 +214,37 @@ TEST_P(TraceTest, CollectiveIndicesAndHashes) {
     ASSERT_TRUE(a && b);
     EXPECT_EQ(a->op, OpKind::all_reduce);
     EXPECT_NE(a->hash, b->hash);
+  }
+}
+
+//! A rank that leaves a non-blocking collective unfinished while the run aborts (here: it
+//! throws, and the handle's destructor waits for the collective the others never join)
+//! still has that collective in the trace, pending and blocked: the fabric keeps the
+//! operation its call slot lists after its owner lets go. Any policy and thread count.
+TEST_P(TraceTest, AbandonedCollectiveStaysPendingInTheTrace) {
+  const int n = GetParam().world;
+  if (n < 2) GTEST_SKIP() << "needs a rank that waits for another";
+  const int quitter = n - 1;
+  const Trace trace = run_traced(
+      GetParam().options(),
+      [&](Communicator& world) {
+        std::vector<float> x(3, 1.0f);
+        if (world.rank() == quitter) {
+          const Work pending = world.iall_reduce(as_mutable_buffer(std::span(x)));
+          throw std::runtime_error("gives up with an all_reduce in flight");
+        }
+        world.recv(std::span(x), quitter, /*tag=*/0);  // never sent
+      },
+      RunStatus::deadlock);
+  const auto& events = trace.ranks[static_cast<std::size_t>(quitter)];
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].op, OpKind::all_reduce);
+  EXPECT_EQ(events[0].status, OpStatus::pending);
+  EXPECT_EQ(events[0].count, 3u);
+  EXPECT_TRUE(events[0].blocked);
+  for (int r = 0; r < quitter; ++r) {
+    ASSERT_EQ(trace.ranks[static_cast<std::size_t>(r)].size(), 1u) << "rank " << r;
+    EXPECT_EQ(trace.ranks[static_cast<std::size_t>(r)][0].op, OpKind::recv);
   }
 }
 
