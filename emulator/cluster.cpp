@@ -69,10 +69,11 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
 
 RunReport Cluster::run(const RankFunction& rank_fn) {
   Fabric fabric(options_);
-  StackArena stacks(static_cast<std::size_t>(options_.world_size), options_.stack_size);
   // Always on fresh threads, even with one: the caller's thread keeps whatever Boost.Fiber
   // scheduler it had, and two clusters never share scheduler state.
   const int threads = std::min(options_.threads, options_.world_size);
+  StackArena stacks(static_cast<std::size_t>(options_.world_size), options_.stack_size,
+                    static_cast<std::size_t>(threads));
   // Several workers each get a CPU of their own (detail/thread_affinity.hpp says why).
   const std::vector<int> cpus =
       options_.pin_threads ? detail::worker_cpus(threads, detail::allowed_cpus())

@@ -1,6 +1,11 @@
 // Fiber stacks for a whole run carved from one reserved mapping. One mapping instead of
 // one per fiber keeps 65,536 ranks under the kernel's limit on mappings per process
 // (vm.max_map_count, 65,530 by default); pages are committed only when touched.
+//
+// The stacks of one worker thread's ranks (rank r runs on worker r % workers) lie side by
+// side, in one block per worker. Interleaved, two workers page-faulting their new fibers'
+// stacks in would share page-table pages (one covers 2 MiB: eight 256 KiB stacks), and so
+// the kernel's lock on each of them.
 #pragma once
 
 #include <cstddef>
@@ -11,15 +16,16 @@ namespace ranklab {
 
 class StackArena {
  public:
-  /// Reserves `count` stacks of `stack_size` bytes (rounded up to pages). Below a few
-  /// thousand stacks each gets a guard page, so an overflow faults instead of corrupting
-  /// a neighbour. Throws UsageError if the address space cannot be reserved.
-  StackArena(std::size_t count, std::size_t stack_size);
+  /// Reserves `count` stacks of `stack_size` bytes (rounded up to pages), for ranks spread
+  /// over `workers` threads round-robin. Below a few thousand stacks each gets a guard page,
+  /// so an overflow faults instead of corrupting a neighbour. Throws UsageError if the
+  /// address space cannot be reserved.
+  StackArena(std::size_t count, std::size_t stack_size, std::size_t workers = 1);
   ~StackArena();
   StackArena(const StackArena&) = delete;
   StackArena& operator=(const StackArena&) = delete;
 
-  /// A Boost.Context StackAllocator handing out stack `index` of the arena.
+  /// A Boost.Context StackAllocator handing out the stack of rank `index`.
   class Allocator {
    public:
     Allocator(StackArena& arena, std::size_t index) : arena_(&arena), index_(index) {}
@@ -31,11 +37,16 @@ class StackArena {
     std::size_t index_;
   };
 
-  Allocator allocator(std::size_t index) { return Allocator(*this, index); }
+  Allocator allocator(std::size_t rank) { return Allocator(*this, rank); }
+
+  /// Where rank `rank`'s stack lies: its worker's block, then its place among that
+  /// worker's ranks. A permutation of 0 .. count-1.
+  std::size_t slot_of(std::size_t rank) const;
 
  private:
   std::byte* base_ = nullptr;
   std::size_t count_;
+  std::size_t workers_;
   std::size_t slot_size_;
   std::size_t guard_size_;
   std::size_t bytes_;

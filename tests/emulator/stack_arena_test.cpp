@@ -1,0 +1,51 @@
+// Where the stack arena puts each rank's stack (emulator/stack_arena.hpp): every rank gets
+// its own slot, and one worker's ranks lie side by side, in rank order.
+#include "emulator/stack_arena.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace ranklab::testing {
+namespace {
+
+//! slot_of is a permutation, and worker w's ranks (w, w + workers, ...) fill one block.
+TEST(StackArenaTest, OneContiguousBlockPerWorker) {
+  for (std::size_t count : {1, 2, 7, 8, 1000}) {
+    for (std::size_t workers : {1, 2, 3}) {
+      StackArena arena(count, 16 * 1024, workers);
+      std::vector<int> used(count, 0);
+      std::size_t next_block = 0;  // the first slot of the next worker's block
+      for (std::size_t w = 0; w < workers && w < count; ++w) {
+        std::size_t expected = next_block;
+        for (std::size_t r = w; r < count; r += workers) {
+          const std::size_t slot = arena.slot_of(r);
+          ASSERT_LT(slot, count) << "count " << count << " workers " << workers << " rank " << r;
+          EXPECT_EQ(slot, expected++)
+              << "count " << count << " workers " << workers << " rank " << r;
+          ++used[slot];
+        }
+        next_block = expected;
+      }
+      for (std::size_t s = 0; s < count; ++s) EXPECT_EQ(used[s], 1) << "slot " << s;
+    }
+  }
+}
+
+//! Each rank's stack is the arena's slot for it: distinct, and writable end to end.
+TEST(StackArenaTest, StacksAreDistinctAndUsable) {
+  StackArena arena(5, 16 * 1024, 2);
+  std::vector<std::byte*> tops;
+  for (std::size_t r = 0; r < 5; ++r) {
+    const boost::context::stack_context sctx = arena.allocator(r).allocate();
+    auto* top = static_cast<std::byte*>(sctx.sp);
+    for (std::byte* p = top - sctx.size; p < top; p += 4096) *p = std::byte{1};
+    for (std::byte* other : tops)
+      EXPECT_GE(top > other ? top - other : other - top, static_cast<std::ptrdiff_t>(sctx.size));
+    tops.push_back(top);
+  }
+}
+
+}  // namespace
+}  // namespace ranklab::testing
