@@ -10,6 +10,15 @@ namespace {
 thread_local int launching_rank = -1;
 thread_local bool on_cluster_worker = false;  // a RankScheduler runs this thread's fibers
 
+// suspend_until's polling before it sleeps: ~20-40 us of pause instructions on current x86.
+constexpr int kPollsBeforeSleeping = 4096;
+
+void pause_cpu() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 // PCT needs an estimate of the run's length to place its change points; a few hundred
 // scheduling steps per rank covers the scenarios and the seed's training step.
 constexpr std::uint64_t kPctStepsPerRank = 256;
@@ -168,20 +177,35 @@ bool RankScheduler::has_ready_fibers() const noexcept {
 }
 
 void RankScheduler::suspend_until(std::chrono::steady_clock::time_point const& until) noexcept {
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (until == std::chrono::steady_clock::time_point::max()) {
-    wakeup_.wait(lock, [this] { return notified_; });
-  } else {
-    wakeup_.wait_until(lock, until, [this] { return notified_; });
+  // A worker with nothing ready is usually waiting for the other worker to finish the
+  // collective its ranks are in, which takes microseconds; waking a thread asleep in the
+  // kernel takes tens on this project's VM (bench/RESULTS.md). So poll for a while first,
+  // as MPI's progress engines do, then sleep.
+  for (int i = 0; i < kPollsBeforeSleeping; ++i) {
+    if (notified_.load(std::memory_order_acquire)) break;
+    pause_cpu();
   }
-  notified_ = false;
+  if (!notified_.load(std::memory_order_acquire)) {
+    auto pending = [this] { return notified_.load(std::memory_order_acquire); };
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (until == std::chrono::steady_clock::time_point::max()) {
+      wakeup_.wait(lock, pending);
+    } else {
+      wakeup_.wait_until(lock, until, pending);
+    }
+  }
+  // Cleared before Boost's dispatcher looks at its remote queue again, so a wake-up whose
+  // notify() finds the flag still set has its fiber queued where that look will find it.
+  notified_.store(false, std::memory_order_release);
 }
 
 void RankScheduler::notify() noexcept {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    notified_ = true;
-  }
+  // Only the first notify() since the worker last slept needs the lock and the kernel: the
+  // others find the flag set, and the worker has not yet cleared it (it clears it after it
+  // wakes, before it looks for work).
+  if (notified_.exchange(true, std::memory_order_acq_rel)) return;
+  // Taking the lock orders this with a worker between checking the flag and sleeping.
+  { const std::lock_guard<std::mutex> lock(mutex_); }
   wakeup_.notify_all();
 }
 

@@ -3,6 +3,7 @@
 // runs are reproducible and several clusters can coexist in one process.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -94,7 +95,7 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
 
   std::mutex mutex_;
   std::condition_variable wakeup_;
-  bool notified_ = false;
+  std::atomic<bool> notified_{false};  // a wake-up is pending (notify() since the last sleep)
 };
 
 }  // namespace ranklab
