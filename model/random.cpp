@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "emulator/random.hpp"
+
 namespace ranklab {
 
 namespace {
@@ -18,17 +20,11 @@ void fill_normal(Scalar* out, Eigen::Index count, std::uint64_t seed, double std
 
 }  // namespace
 
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 Rng::Rng(std::uint64_t seed) {
-  // SplitMix64 is what the xoshiro authors recommend for seeding: it never yields four
-  // zero words in a row, the one state xoshiro cannot leave.
-  for (auto& word : state_) word = splitmix64(seed);
+  // SplitMix64 (the emulator's generator) is what the xoshiro authors recommend for
+  // seeding: it never yields four zero words in a row, the one state xoshiro cannot leave.
+  SplitMix64 seeder(seed);
+  for (auto& word : state_) word = seeder.next();
 }
 
 std::uint64_t Rng::next_u64() {

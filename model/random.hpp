@@ -1,6 +1,6 @@
 // The project's own portable random numbers (DESIGN.md §5.3): the standard library's
 // distributions are implementation-defined, so two compilers would give two sets of weights.
-// Here every bit is fixed by this file: SplitMix64 expands a 64-bit seed into the state of
+// Here every bit is fixed by this file: SplitMix64 (emulator/random.hpp) expands a 64-bit seed into the state of
 // xoshiro256** (Blackman & Vigna, "Scrambled linear pseudorandom number generators", 2021),
 // and normal deviates come from the polar form of the Box-Muller transform (Marsaglia 1964).
 //
@@ -15,9 +15,6 @@
 #include "model/tensor.hpp"
 
 namespace ranklab {
-
-/// One step of SplitMix64: advances `state` and returns the next output.
-std::uint64_t splitmix64(std::uint64_t& state);
 
 /// Seeded xoshiro256** generator with uniform and standard normal deviates in double.
 /// Not thread-safe; cheap to copy. Same seed, same sequence on every platform (normal()

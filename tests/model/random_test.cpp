@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "emulator/random.hpp"
 #include "model/init.hpp"
 #include "model/shape.hpp"
 #include "tests/model/model_test_support.hpp"
@@ -15,11 +16,11 @@ namespace {
 
 //! SplitMix64 reproduces the published test vector (seed 1234567).
 TEST(RandomTest, SplitMix64MatchesReferenceVector) {
-  std::uint64_t state = 1234567;
+  SplitMix64 generator(1234567);
   for (const std::uint64_t expected :
        {6457827717110365317ULL, 3203168211198807973ULL, 9817491932198370423ULL,
         4593380528125082431ULL, 16408922859458223821ULL}) {
-    EXPECT_EQ(splitmix64(state), expected);
+    EXPECT_EQ(generator.next(), expected);
   }
 }
 
