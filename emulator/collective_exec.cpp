@@ -10,6 +10,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "emulator/detail/copy_bytes.hpp"
 #include "emulator/reduce_kernel.hpp"
 
 namespace ranklab::detail {
@@ -53,9 +54,6 @@ void reduce_range(const CollectiveSignature& sig, std::span<Operation* const> ms
   emit(acc.data(), begin * elem, n * elem);
 }
 
-void copy_chunk(std::byte* dst, const std::byte* src, std::size_t bytes) {
-  if (bytes != 0 && dst != src) std::memmove(dst, src, bytes);
-}
 
 }  // namespace
 
@@ -92,31 +90,31 @@ void execute_collective(const CollectiveSignature& sig,
       }
       return;
     case OpKind::broadcast:
-      for (const auto& m : ms) copy_chunk(output_of(*m), input_of(*ms[root]), chunk);
+      for (const auto& m : ms) copy_bytes(output_of(*m), input_of(*ms[root]), chunk);
       return;
     case OpKind::all_gather:
       // Own chunk last: an in-place input may live inside the output being filled.
       for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t j = 0; j < n; ++j) {
-          if (j != i) copy_chunk(output_of(*ms[i]) + j * chunk, input_of(*ms[j]), chunk);
+          if (j != i) copy_bytes(output_of(*ms[i]) + j * chunk, input_of(*ms[j]), chunk);
         }
-        copy_chunk(output_of(*ms[i]) + i * chunk, input_of(*ms[i]), chunk);
+        copy_bytes(output_of(*ms[i]) + i * chunk, input_of(*ms[i]), chunk);
       }
       return;
     case OpKind::gather:
       for (std::size_t j = 0; j < n; ++j) {
-        copy_chunk(output_of(*ms[root]) + j * chunk, input_of(*ms[j]), chunk);
+        copy_bytes(output_of(*ms[root]) + j * chunk, input_of(*ms[j]), chunk);
       }
       return;
     case OpKind::scatter:
       for (std::size_t i = 0; i < n; ++i) {
-        copy_chunk(output_of(*ms[i]), input_of(*ms[root]) + i * chunk, chunk);
+        copy_bytes(output_of(*ms[i]), input_of(*ms[root]) + i * chunk, chunk);
       }
       return;
     case OpKind::all_to_all:
       for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t j = 0; j < n; ++j) {
-          copy_chunk(output_of(*ms[i]) + j * chunk, input_of(*ms[j]) + i * chunk, chunk);
+          copy_bytes(output_of(*ms[i]) + j * chunk, input_of(*ms[j]) + i * chunk, chunk);
         }
       }
       return;

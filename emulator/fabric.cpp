@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "emulator/detail/copy_bytes.hpp"
 #include "emulator/detail/fabric_state.hpp"
 #include "emulator/errors.hpp"
 #include "traces/hash.hpp"
@@ -217,8 +218,9 @@ void Fabric::deliver(Operation& send, Operation& recv) {
     auto error = std::make_exception_ptr(MismatchError(describe_pair_mismatch(send, recv, reason)));
     recv.error = error;
     if (!send.done) send.error = error;
-  } else if (send.send_data.count > 0) {
-    std::memcpy(recv.recv_data.data, send.send_data.data, send.send_data.bytes());
+  } else {
+    detail::copy_bytes(static_cast<std::byte*>(recv.recv_data.data),
+                       static_cast<const std::byte*>(send.send_data.data), send.send_data.bytes());
   }
   recv.status = RecvStatus{send.group->group_rank(send.rank), send.tag, send.send_data.count};
   recv.msg = send.msg;
