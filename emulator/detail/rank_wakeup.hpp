@@ -16,10 +16,11 @@ namespace ranklab::detail {
 /// One rank's sleep. With one worker thread, a waiting fiber simply suspends and the
 /// completing one puts it back on the ready queue: nothing can run between releasing the
 /// (absent) fabric lock and suspending, so no wake-up can be lost, and Boost's condition
-/// variable (a spinlock, its wait queue and two lookups of the active fiber per round trip)
-/// is a sixth of an 8-rank all_reduce (bench/RESULTS.md). With several workers a completion
-/// can come from another thread while the waiter is still on its way to suspending, which
-/// the condition variable's own lock rules out, so they use it. Timed waits always do.
+/// variable (a spinlock, its wait queue and two lookups of the active fiber per round
+/// trip) was 8-10% of an 8-rank all_reduce's samples (bench/RESULTS.md). With several
+/// workers a completion can come from another thread while the waiter is still on its way
+/// to suspending, which the condition variable's own lock rules out, so they use it. Timed
+/// waits always do.
 class RankWakeup {
  public:
   using Lock = std::unique_lock<FabricMutex>;
