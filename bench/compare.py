@@ -121,8 +121,9 @@ class Compare:
         self.build = os.path.abspath(args.build)
         self.bin = lambda *p: os.path.join(self.build, *p)
         self.work = tempfile.mkdtemp(prefix="ranklab-compare.")
-        self.raw = {"samples": {}, "machine": machine(), "command": os.environ.get("RANKLAB_COMPARE_COMMAND",
-                                                 " ".join(sys.argv)),
+        # bench/compare names itself as a user types it, without this machine's paths.
+        command = os.environ.get("RANKLAB_COMPARE_COMMAND", " ".join(sys.argv))
+        self.raw = {"samples": {}, "machine": machine(), "command": command,
                     "started": now_utc(), "rounds": args.rounds}
 
     def add(self, key, sample):

@@ -415,8 +415,14 @@ def main():
     parser.add_argument("raw", help="raw.json written by bench/compare.py")
     parser.add_argument("--write", metavar="RESULTS_MD", help="replace the generated section there")
     args = parser.parse_args()
-    with open(args.raw) as f:
-        text = Report(json.load(f)).render()
+    try:
+        with open(args.raw) as f:
+            raw = json.load(f)
+    except OSError as e:
+        sys.exit(f"compare_report: cannot read {args.raw}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        sys.exit(f"compare_report: {args.raw}:{e.lineno}:{e.colno}: not JSON: {e.msg}")
+    text = Report(raw).render()
     if args.write:
         write_section(args.write, text)
         print(f"wrote the generated section of {args.write}", file=sys.stderr)
