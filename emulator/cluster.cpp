@@ -1,5 +1,6 @@
 #include "emulator/cluster.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -33,11 +34,12 @@ void run_rank(Fabric& fabric, int rank, const Cluster::RankFunction& rank_fn) {
 // One worker OS thread: installs the run's scheduler, starts its ranks (r % threads ==
 // index) as fibers, and joins them. Ranks stay pinned to their thread.
 void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& options, int index,
-                int threads, const Cluster::RankFunction& rank_fn) {
+                int threads, bool poll_when_idle, const Cluster::RankFunction& rank_fn) {
   const int ranks_here = (options.world_size - index + threads - 1) / threads;
   boost::fibers::use_scheduling_algorithm<RankScheduler>(options.policy, options.world_size,
                                                          index, ranks_here,
-                                                         options.schedule_log.get());
+                                                         options.schedule_log.get(),
+                                                         poll_when_idle);
   std::vector<boost::fibers::fiber> fibers;
   fibers.reserve(static_cast<std::size_t>(options.world_size / threads + 1));
   for (int r = index; r < options.world_size; r += threads) {
@@ -74,16 +76,19 @@ RunReport Cluster::run(const RankFunction& rank_fn) {
   const int threads = std::min(options_.threads, options_.world_size);
   StackArena stacks(static_cast<std::size_t>(options_.world_size), options_.stack_size,
                     static_cast<std::size_t>(threads));
-  // Several workers each get a CPU of their own (detail/thread_affinity.hpp says why).
+  // Several workers each get a CPU of their own (detail/thread_affinity.hpp says why), and
+  // then an idle one polls before it sleeps (RankScheduler::suspend_until).
+  const std::vector<int> allowed = detail::allowed_cpus();
   const std::vector<int> cpus =
-      options_.pin_threads ? detail::worker_cpus(threads, detail::allowed_cpus())
-                           : std::vector<int>{};
+      options_.pin_threads ? detail::worker_cpus(threads, allowed) : std::vector<int>{};
+  const bool poll_when_idle =
+      threads > 1 && static_cast<std::size_t>(threads) <= std::max<std::size_t>(allowed.size(), 1);
   std::vector<std::thread> workers;
   workers.reserve(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       if (!cpus.empty()) detail::pin_current_thread(cpus[static_cast<std::size_t>(t)]);
-      run_worker(fabric, stacks, options_, t, threads, rank_fn);
+      run_worker(fabric, stacks, options_, t, threads, poll_when_idle, rank_fn);
     });
   }
   for (auto& worker : workers) worker.join();

@@ -38,11 +38,12 @@ RankProperties* RankScheduler::current_rank() {
 RankScheduler::~RankScheduler() { on_cluster_worker = false; }
 
 RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index,
-                             int ranks_on_thread, ScheduleLog* log)
+                             int ranks_on_thread, ScheduleLog* log, bool poll_when_idle)
     : policy_(policy),
       random_(policy.seed * 0x100000001b3ULL + static_cast<std::uint64_t>(thread_index)),
       round_(std::max(ranks_on_thread, 1)),
-      log_(log) {
+      log_(log),
+      poll_when_idle_(poll_when_idle) {
   on_cluster_worker = true;
   if (policy_.kind != SchedulePolicy::Kind::pct) return;
   // Distinct initial priorities d .. d+n-1 in a random order (Fisher-Yates).
@@ -180,8 +181,10 @@ void RankScheduler::suspend_until(std::chrono::steady_clock::time_point const& u
   // A worker with nothing ready is usually waiting for the other worker to finish the
   // collective its ranks are in, which takes microseconds; waking a thread asleep in the
   // kernel takes tens on this project's VM (bench/RESULTS.md). So poll for a while first,
-  // as MPI's progress engines do, then sleep.
-  for (int i = 0; i < kPollsBeforeSleeping; ++i) {
+  // as MPI's progress engines do, then sleep. Not when workers outnumber the CPUs: there the
+  // poll would take the CPU from the very worker it waits for (the seed step with 8 workers
+  // on 2 CPUs ran 1.8x slower).
+  for (int i = 0; poll_when_idle_ && i < kPollsBeforeSleeping; ++i) {
     if (notified_.load(std::memory_order_acquire)) break;
     pause_cpu();
   }

@@ -50,9 +50,11 @@ class RankProperties : public boost::fibers::fiber_properties {
 class RankScheduler : public boost::fibers::algo::algorithm_with_properties<RankProperties> {
  public:
   /// `ranks_on_thread`: how many ranks this worker runs, the length of a round. `log` (may
-  /// be null) receives every pick; only one thread of a run may have one.
+  /// be null) receives every pick; only one thread of a run may have one. `poll_when_idle`:
+  /// with nothing ready, poll for a wake-up a while before sleeping in the kernel (only
+  /// worth it when every worker has a CPU of its own: see suspend_until).
   RankScheduler(const SchedulePolicy& policy, int world_size, int thread_index,
-                int ranks_on_thread, ScheduleLog* log = nullptr);
+                int ranks_on_thread, ScheduleLog* log = nullptr, bool poll_when_idle = false);
 
   void awakened(boost::fibers::context* ctx, RankProperties& props) noexcept override;
   boost::fibers::context* pick_next() noexcept override;
@@ -92,6 +94,7 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   std::uint64_t picks_ = 0;           // rank picks so far (preempt's steps)
   std::size_t next_preemption_ = 0;   // preempt: index into policy_.preemptions
   ScheduleLog* log_ = nullptr;
+  bool poll_when_idle_ = false;
 
   std::mutex mutex_;
   std::condition_variable wakeup_;
