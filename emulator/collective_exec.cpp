@@ -11,13 +11,13 @@
 #include <tbb/parallel_for.h>
 
 #include "emulator/detail/copy_bytes.hpp"
+#include "emulator/parallel_ranges.hpp"
 #include "emulator/reduce_kernel.hpp"
 
 namespace ranklab::detail {
 namespace {
 
-constexpr std::size_t kBlockBytes = 32 * 1024;      // fits L1/L2 with the operands streaming
-constexpr std::size_t kParallelBytes = 1024 * 1024;  // below this, threads cost more than they save
+constexpr std::size_t kBlockBytes = 32 * 1024;  // fits L1/L2 with the operands streaming
 
 const std::byte* input_of(const Operation& op) {
   return static_cast<const std::byte*>(op.coll.input.data);

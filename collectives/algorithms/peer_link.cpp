@@ -1,36 +1,13 @@
 #include "collectives/algorithms/peer_link.hpp"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include "emulator/errors.hpp"
+#include "emulator/parallel_ranges.hpp"
 #include "emulator/reduce_kernel.hpp"
 
 namespace ranklab {
-namespace {
-
-// Below this many bytes a reduction runs on the calling thread: handing 1 MiB to other
-// threads costs about as much as reducing it (the fabric's native path uses the same bound).
-constexpr std::size_t kParallelBytes = 1024 * 1024;
-constexpr std::size_t kGrainBytes = 64 * 1024;
-
-// Calls body(first, count) over [0, count) elements, in parallel blocks when large.
-template <typename Body>
-void for_ranges(std::size_t count, std::size_t elem, Body body) {
-  if (count * elem < kParallelBytes) {
-    body(std::size_t{0}, count);
-    return;
-  }
-  const std::size_t grain = std::max<std::size_t>(1, kGrainBytes / elem);
-  tbb::parallel_for(
-      tbb::blocked_range<std::size_t>(0, count, grain),
-      [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end() - r.begin()); });
-}
-
-}  // namespace
 
 PeerLink::PeerLink(Backend& backend, int tag, DataType dtype, ReduceOp op, std::string what)
     : backend_(backend),
