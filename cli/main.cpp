@@ -12,6 +12,7 @@
 #include "cli/scenarios_command.hpp"
 #include "cli/schedule_command.hpp"
 #include "cli/stats_command.hpp"
+#include "cli/unsigned_flags.hpp"
 #include "traces/error.hpp"
 
 int main(int argc, char** argv) {
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   CLI::App& schedule = add_schedule_command(app, schedule_flags);
   ExploreFlags explore_flags;
   CLI::App& explore = add_explore_command(app, explore_flags);
+  refuse_negative_unsigned(app);
 
   try {
     app.parse(argc, argv);
