@@ -7,6 +7,7 @@
 
 #include "emulator/errors.hpp"
 #include "traces/jsonl.hpp"
+#include "traces/output_file.hpp"
 
 namespace ranklab::cli {
 
@@ -78,6 +79,11 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
     options.faults.faults.push_back(parse_flag("--fault", fault, FaultSpec::parse));
   }
   options.faults.validate(world_size);
+  // Before the run: an output found unwritable only afterwards would hide its exit code.
+  if (!flags.trace_path.empty()) require_writable_output(flags.trace_path, "the trace");
+  if (!flags.wait_graph_path.empty()) {
+    require_writable_output(flags.wait_graph_path, "the wait-for graph");
+  }
   return options;
 }
 

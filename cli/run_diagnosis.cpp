@@ -1,12 +1,12 @@
 #include "cli/run_diagnosis.hpp"
 
 #include <filesystem>
-#include <fstream>
+#include <ostream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "traces/error.hpp"
+#include "traces/output_file.hpp"
 
 namespace ranklab::cli {
 
@@ -25,9 +25,8 @@ void write_wait_graph(const std::string& path, const RunReport& report) {
   }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  std::ofstream file(path);
-  file << to_dot(report.wait_graph, report.summary);
-  if (!file) throw Error(fmt::format("cannot write the wait-for graph to {}", path));
+  write_output_file(path, "the wait-for graph",
+                    [&](std::ostream& out) { out << to_dot(report.wait_graph, report.summary); });
 }
 
 }  // namespace ranklab::cli

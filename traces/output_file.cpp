@@ -44,4 +44,20 @@ void write_output_file(const std::filesystem::path& path, std::string_view what,
   }
 }
 
+void require_writable_output(const std::filesystem::path& path, std::string_view what) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) fail(path, what, EISDIR);
+  const std::filesystem::path parent = path.parent_path();
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, error);
+    if (error) fail(path, what, error.value());
+  }
+  const bool existed = std::filesystem::exists(path, error);
+  errno = 0;
+  std::ofstream probe(path, std::ios::binary | std::ios::app);
+  if (!probe) fail(path, what, errno);
+  probe.close();
+  if (!existed) remove_quietly(path);
+}
+
 }  // namespace ranklab

@@ -14,4 +14,10 @@ namespace ranklab {
 void write_output_file(const std::filesystem::path& path, std::string_view what,
                        const std::function<void(std::ostream&)>& write);
 
+/// Checks, before any work whose result `path` is to hold, that the file can be written:
+/// creates its parent folders, opens it without truncating (a new file is removed again),
+/// and throws the same TraceError as write_output_file when it cannot. So a run's outcome
+/// is never hidden behind an output path found unwritable only after the run.
+void require_writable_output(const std::filesystem::path& path, std::string_view what);
+
 }  // namespace ranklab

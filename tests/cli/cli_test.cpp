@@ -237,6 +237,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{
             "world_not_a_number", {"run", "--scenario", "ring", "--world", "abc"}, "--world = abc"},
         BadInput{"unknown_flag", {"run", "--bogus"}, "--bogus"},
+        // Unsigned flags: strtoull would read -1 as 2^64 - 1.
+        BadInput{"count_negative",
+                 {"run", "--scenario", "allreduce", "--count", "-1"},
+                 "--count: must not be negative, got -1"},
+        BadInput{"seed_negative", {"run", "--seed", "-1"}, "--seed: must not be negative, got -1"},
+        BadInput{"stack_negative",
+                 {"run", "--scenario", "ring", "--stack-kib", " -64"},
+                 "--stack-kib: must not be negative"},
+        BadInput{"max_events_negative",
+                 {"export", "t.jsonl", "--html", "t.html", "--max-events", "-5"},
+                 "--max-events: must not be negative, got -5"},
+        // Outputs are checked before the run: a deadlock's exit 3 must not hide behind them.
+        BadInput{"wait_graph_unwritable",
+                 {"run", "--scenario", "send-send", "--wait-graph", "/proc/w.dot"},
+                 "/proc/w.dot: cannot write the wait-for graph"},
+        BadInput{"trace_unwritable",
+                 {"run", "--scenario", "send-send", "--trace", "/proc/t.jsonl"},
+                 "/proc/t.jsonl: cannot write the trace"},
+        BadInput{"trace_is_a_folder",
+                 {"run", "--scenario", "ring", "--trace", "/tmp"},
+                 "/tmp: cannot write the trace (Is a directory)"},
         BadInput{"no_subcommand", {}, "subcommand"}),
     [](const auto& p) { return p.param.label; });
 
