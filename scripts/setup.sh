@@ -5,6 +5,7 @@
 #   BUILD_DIR          build folder (default: build)
 #   RANKLAB_CMAKE_ARGS extra arguments for the first configure
 #   BUILD_TARGETS      what to build (default: all)
+#   TEST_PACKAGES      set by test.sh: also install what only the tests use
 #   CI=true            warnings are errors
 set -euo pipefail
 
@@ -16,6 +17,9 @@ PACKAGES=(
   libboost-fiber-dev libboost-context-dev libtbb-dev libeigen3-dev
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+)
+# Only the tests use these (the main job does not wait for them).
+TEST_ONLY_PACKAGES=(
   chromium  # renders the HTML trace report in a test (which skips without it); ~20 s to install
 )
 
@@ -57,4 +61,5 @@ configure_and_build() {
 }
 
 install_packages "${PACKAGES[@]}"
+[ "${TEST_PACKAGES:-}" = "true" ] && install_packages "${TEST_ONLY_PACKAGES[@]}"
 configure_and_build

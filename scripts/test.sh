@@ -4,7 +4,7 @@
 # AddressSanitizer, and the libFuzzer targets (trace reader, TI importer) for a bounded time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$ROOT/scripts/setup.sh"
+TEST_PACKAGES=true source "$ROOT/scripts/setup.sh"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)"
 
 if [ "${CI:-}" = "true" ]; then
