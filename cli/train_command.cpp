@@ -302,8 +302,30 @@ class PreparedJob final : public TrainJob::Impl {
 
 }  // namespace
 
+namespace {
+
+// A single-dimension mode fixes the other degrees (and TP's layer count) to 1: a flag that
+// asks for more would be silently ignored, so it is an error naming both flags.
+void refuse_flags_the_mode_ignores(const TrainFlags& f, ParallelMode mode) {
+  if (mode == ParallelMode::hybrid) return;
+  const std::pair<const char*, std::optional<std::int64_t>> degrees[] = {
+      {"--tp", mode == ParallelMode::tp ? std::nullopt : f.tp},
+      {"--pp", mode == ParallelMode::pp ? std::nullopt : f.pp},
+      {"--dp", mode == ParallelMode::dp ? std::nullopt : f.dp},
+      {"--layers", mode == ParallelMode::tp ? f.layers : std::nullopt}};
+  for (const auto& [flag, value] : degrees) {
+    if (value && *value != 1) {
+      throw UsageError(fmt::format("--mode {} runs with {} 1, got {} {} (use --mode hybrid)",
+                                   to_string(mode), flag, flag, *value));
+    }
+  }
+}
+
+}  // namespace
+
 TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
   TrainSpec spec{.mode = parse_parallel_mode(f.mode.value_or("hybrid"))};
+  refuse_flags_the_mode_ignores(f, spec.mode);
   ParallelConfig requested{.tp = 2, .pp = 2, .dp = 2};
   requested.order = parse_rank_order(f.order.value_or("tp-pp-dp"));
   ModelShape shape;

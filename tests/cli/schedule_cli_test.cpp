@@ -195,7 +195,17 @@ INSTANTIATE_TEST_SUITE_P(
             "unknown_schedule", {"run", "--schedule", "pipedream"}, "unknown schedule 'pipedream'"},
         BadSchedule{"schedule_with_scenario",
                     {"run", "--scenario", "ring", "--schedule", "1f1b"},
-                    "--schedule belongs to the main job, not to --scenario"}),
+                    "--schedule belongs to the main job, not to --scenario"},
+        // A one-dimension mode ignored the other degrees: --mode tp --pp 2 ran TP2 on 2 ranks.
+        BadSchedule{"mode_tp_with_pp",
+                    {"run", "--mode", "tp", "--pp", "2"},
+                    "--mode tp runs with --pp 1, got --pp 2 (use --mode hybrid)"},
+        BadSchedule{"mode_dp_with_tp",
+                    {"run", "--mode", "dp", "--tp", "4"},
+                    "--mode dp runs with --tp 1, got --tp 4"},
+        BadSchedule{"mode_tp_with_layers",
+                    {"run", "--mode", "tp", "--layers", "3"},
+                    "--mode tp runs with --layers 1, got --layers 3"}),
     [](const auto& p) { return p.param.label; });
 
 }  // namespace
