@@ -176,14 +176,16 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   if (flags.depth < 1 || flags.depth > 1000) {
     throw UsageError(fmt::format("--depth must be 1..1000, got {}", flags.depth));
   }
-  if (flags.jobs < 0) throw UsageError(fmt::format("--jobs must be positive, got {}", flags.jobs));
+  if (flags.jobs && *flags.jobs < 1) {
+    throw UsageError(fmt::format("--jobs must be at least 1, got {}", *flags.jobs));
+  }
   const Target target = make_target(flags);
   const Job* job = target.job.get();
 
   ExploreOptions options{.runs = flags.runs,
                          .strategy = flags.strategy == "pct" ? Strategy::pct : Strategy::random,
                          .pct_depth = flags.depth,
-                         .jobs = flags.jobs > 0 ? flags.jobs : tbb::info::default_concurrency(),
+                         .jobs = flags.jobs.value_or(tbb::info::default_concurrency()),
                          .shrink = !flags.no_shrink};
   std::cout << fmt::format("explore: {}: {} schedules ({} after rank-order), {} jobs\n",
                            job->describe(), options.runs, flags.strategy, options.jobs);

@@ -5,6 +5,7 @@
 // reproduce a failure is exactly `ranklab run ARGS --policy P`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ struct ExploreFlags {
   int runs = 100;
   std::string strategy = "random";
   int depth = 3;
-  int jobs = 0;  ///< 0: one per hardware thread
+  std::optional<int> jobs;  ///< unset: one per hardware thread
   bool no_shrink = false;
   std::vector<std::string> run_args;  ///< filled from the arguments explore does not know
 };

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   using namespace ranklab::cli;
   CLI::App app{"ranklab: a distributed training cluster emulated in one process"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("ranklab ") + RANKLAB_VERSION);
   // A bad usage is one line, like every other error (CLI11's default adds a second).
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("ranklab: error: ") + e.what() + " (see --help)\n";
@@ -42,6 +43,11 @@ int main(int argc, char** argv) {
   CLI::App& schedule = add_schedule_command(app, schedule_flags);
   ExploreFlags explore_flags;
   CLI::App& explore = add_explore_command(app, explore_flags);
+  // --log-level is the whole command's, and may come after the subcommand too (CLI11's
+  // fallthrough would also send explore's pass-through arguments up to `ranklab`).
+  for (CLI::App* command : app.get_subcommands({})) {
+    command->add_option("--log-level", log_level, "as before the subcommand");
+  }
   refuse_negative_unsigned(app);
 
   try {

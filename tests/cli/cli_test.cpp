@@ -261,6 +261,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"no_subcommand", {}, "subcommand"}),
     [](const auto& p) { return p.param.label; });
 
+//! `ranklab --version` prints one line; --log-level works before and after the subcommand.
+TEST(CliTest, VersionAndLogLevelAnywhere) {
+  const Result version = ranklab({"--version"});
+  EXPECT_EQ(version.code, 0) << show(version);
+  EXPECT_TRUE(version.out.starts_with("ranklab ")) << show(version);
+  EXPECT_EQ(std::count(version.out.begin(), version.out.end(), '\n'), 1) << show(version);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--log-level", "info", "run", "--scenario", "ring"},
+        std::vector<std::string>{"run", "--scenario", "ring", "--log-level", "info"}}) {
+    const Result r = ranklab(args);
+    EXPECT_EQ(r.code, 0) << show(r);
+    EXPECT_NE(r.err.find("[info] starting scenario ring"), std::string::npos) << show(r);
+  }
+}
+
 //! `ranklab run` with no arguments runs the main job, exits 0 and writes
 //! traces/main.jsonl in the current directory, a trace the reader accepts.
 TEST(CliTest, RunAloneRunsTheMainJob) {

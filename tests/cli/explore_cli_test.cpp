@@ -252,6 +252,7 @@ TEST(ExploreCli, BadUsageIsOneLine) {
       {"explore --scenario ring --policy random:1", "--policy is not allowed"},
       {"explore --scenario ring --threads 2", "--threads is not allowed"},
       {"explore --scenario ring --runs 0", "--runs must be at least 1"},
+      {"explore --scenario ring --jobs 0", "--jobs must be at least 1, got 0"},
       {"explore --scenario ring --strategy dfs", "unknown --strategy 'dfs'"},
       {"explore --scenario nope", "unknown scenario 'nope'"},
       {"explore --scenario ring --bogus", "The following argument was not expected: --bogus"},
