@@ -34,10 +34,14 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
       ->capture_default_str();
   command.add_option("--stack-kib", flags.stack_kib, "stack of each rank's fiber, in KiB")
       ->capture_default_str();
-  command.add_option("--trace", flags.trace_path, "write the trace (JSON Lines) to this file");
+  CLI::Option* trace =
+      command.add_option("--trace", flags.trace_path, "write the trace (JSON Lines) to this file");
+  command.add_flag("--no-trace", flags.no_trace, "write no trace (the main job writes one by default)")
+      ->excludes(trace);
   command.add_option("--fault", flags.faults,
-                     "inject a fault (repeatable): kill:RANK@OPNUM, drop:SRC->DST#N, "
-                     "delay:RANK@OPNUM:STEPS, corrupt:SRC->DST#N (numbers from 0)")
+                     "inject a fault (repeatable; quote it in a shell): kill:RANK@OPNUM, "
+                     "'drop:SRC->DST#N', delay:RANK@OPNUM:STEPS, 'corrupt:SRC->DST#N' "
+                     "(numbers from 0)")
       ->take_all();
   command.add_option("--wait-graph", flags.wait_graph_path,
                      "if ranks end blocked (deadlock), write the wait-for graph (Graphviz DOT)");

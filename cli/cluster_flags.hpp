@@ -21,7 +21,8 @@ struct ClusterFlags {
   std::string algorithm = "direct";
   long timeout_ms = 60'000;
   std::size_t stack_kib = 256;
-  std::string trace_path;  ///< empty: no trace
+  std::string trace_path;  ///< empty: no trace (the main job: traces/main.jsonl)
+  bool no_trace = false;   ///< --no-trace: not even the main job's default one
   std::vector<std::string> faults;  ///< --fault, repeatable (emulator/faults.hpp)
   std::string wait_graph_path;      ///< empty: no wait-for graph file
 };

@@ -9,6 +9,7 @@
 #include "emulator/cluster.hpp"
 #include "emulator/errors.hpp"
 #include "model/parallel_step.hpp"
+#include "traces/output_file.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "model/schedule_builders.hpp"
 #include "traces/hash.hpp"
@@ -383,10 +384,16 @@ TrainJob::~TrainJob() = default;
 
 int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
                   const CostFlags& cost_flags) {
+  // The main job writes its trace unless told not to; an explicit --trace was checked with
+  // the other flags, the default path is checked here, before the run, like it.
+  const bool default_trace = cluster.trace_path.empty() && !cluster.no_trace;
+  if (default_trace) require_writable_output(kMainTrace, "the trace");
   const TrainJob job(cluster, flags, world, cost_flags);
   TrainRun run = job.run(job.options());
-  run.report.trace_path = cluster.trace_path.empty() ? kMainTrace : cluster.trace_path;
-  write_trace_creating_folders(run.report.trace_path, run.trace);
+  if (!cluster.no_trace) {
+    run.report.trace_path = default_trace ? kMainTrace : cluster.trace_path;
+    write_trace_creating_folders(run.report.trace_path, run.trace);
+  }
   write_wait_graph(cluster.wait_graph_path, run.run);
   if (flags.json) {
     std::cout << to_json(run.report).dump(2) << "\n";

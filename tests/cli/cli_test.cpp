@@ -255,11 +255,24 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"trace_unwritable",
                  {"run", "--scenario", "send-send", "--trace", "/proc/t.jsonl"},
                  "/proc/t.jsonl: cannot write the trace"},
+        BadInput{"main_trace_unwritable",
+                 {"run", "--trace", "/proc/main.jsonl"},
+                 "/proc/main.jsonl: cannot write the trace"},
         BadInput{"trace_is_a_folder",
                  {"run", "--scenario", "ring", "--trace", "/tmp"},
                  "/tmp: cannot write the trace (Is a directory)"},
         BadInput{"no_subcommand", {}, "subcommand"}),
     [](const auto& p) { return p.param.label; });
+
+//! --no-trace: the main job writes no trace at all; with --trace it is a usage error.
+TEST(CliTest, NoTraceWritesNone) {
+  TempDir cwd("ranklab_cli_cwd");
+  const Result r = ranklab({"run", "--no-trace"}, cwd.path());
+  EXPECT_EQ(r.code, 0) << show(r);
+  EXPECT_FALSE(std::filesystem::exists(cwd / "traces")) << show(r);
+  EXPECT_EQ(r.out.find("trace: "), std::string::npos) << show(r);
+  expect_usage_error(ranklab({"run", "--no-trace", "--trace", "t.jsonl"}), "--no-trace");
+}
 
 //! `ranklab --version` prints one line; --log-level works before and after the subcommand.
 TEST(CliTest, VersionAndLogLevelAnywhere) {
