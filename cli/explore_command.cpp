@@ -20,6 +20,8 @@
 namespace ranklab::cli {
 namespace {
 
+constexpr const char* kRunCommand = "ranklab run";
+
 // A shell word: bare when safe, else single-quoted (`drop:0->1#0` needs it).
 std::string shell_word(const std::string& arg) {
   const bool safe = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
@@ -34,8 +36,9 @@ std::string shell_word(const std::string& arg) {
 // `ranklab run ARGS --policy P` (or `ranklab replay ...`), without the flags that only name
 // output files (--trace, --wait-graph): they do not change the run, and explore has
 // written them already.
+// A nondeterminism finding adds --compare-rank-order, without which the run alone passes.
 std::string reproduce_command(const std::string& command, const std::vector<std::string>& args,
-                              const SchedulePolicy& policy) {
+                              const SchedulePolicy& policy, bool nondeterminism) {
   std::string out = command;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -46,7 +49,9 @@ std::string reproduce_command(const std::string& command, const std::vector<std:
     if (arg.starts_with("--trace=") || arg.starts_with("--wait-graph=")) continue;
     out += " " + shell_word(arg);
   }
-  return out + " --policy " + shell_word(policy.to_string());
+  out += " --policy " + shell_word(policy.to_string());
+  if (nondeterminism && command == kRunCommand) out += " --compare-rank-order";
+  return out;
 }
 
 // Parses `args` exactly as `ranklab NAME` would (NAME's parser registered by `add`);
@@ -105,7 +110,7 @@ Target make_target(const ExploreFlags& flags) {
   if (!flags.scenario.empty()) t.args.insert(t.args.begin(), {"--scenario", flags.scenario});
   const auto run = parse_subcommand<RunFlags>("run", t.args, add_run_command);
   t.job = make_job(run);
-  t.command = "ranklab run";
+  t.command = kRunCommand;
   t.cluster = run.cluster;
   return t;
 }
@@ -207,21 +212,24 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   std::cout << fmt::format("schedule {} of {} (--policy {}) failed: {}\n\n", f.index + 1,
                            result.planned, name, f.verdict.why);
   // The failing run's report, indented so that its own result line reads as part of it.
-  std::istringstream report(f.verdict.kind == "nondeterminism"
+  const bool nondeterminism = f.verdict.kind == "nondeterminism";
+  std::istringstream report(nondeterminism
                                 ? describe_difference(result.reference, f.outcome, "rank-order", name)
                                 : f.outcome.text);
   for (std::string line; std::getline(report, line);) {
     std::cout << (line.empty() ? "" : "  ") << line << "\n";
   }
   std::cout << "\n";
-  std::cout << "reproduce: " << reproduce_command(target.command, target.args, f.policy) << "\n";
+  std::cout << "reproduce: "
+            << reproduce_command(target.command, target.args, f.policy, nondeterminism) << "\n";
   const JobOutcome* reported = &f.outcome;
   if (result.shrunk) {
     const ShrunkSchedule& s = *result.shrunk;
     const std::size_t n = s.policy.preemptions.size();
     std::cout << fmt::format(
         "shrunk: {} preemption{} of rank order (from {}, in {} runs): {}\n", n, n == 1 ? "" : "s",
-        s.preemptions_before, s.runs, reproduce_command(target.command, target.args, s.policy));
+        s.preemptions_before, s.runs,
+        reproduce_command(target.command, target.args, s.policy, nondeterminism));
     reported = &s.outcome;
   }
   write_failing_trace(target.cluster.trace_path, reported->trace);

@@ -2,9 +2,11 @@
 
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include <spdlog/spdlog.h>
 
+#include "cli/explore.hpp"
 #include "cli/job.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "cli/train_command.hpp"
@@ -20,13 +22,64 @@ CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
   run.add_option("--scenario", flags.scenario, "a built-in scenario (see `ranklab scenarios`)");
   run.add_option("--count", flags.count, "elements per collective, for scenarios with a payload")
       ->capture_default_str();
+  run.add_flag("--compare-rank-order", flags.compare_rank_order,
+               "also run under rank-order and fail (exit 2) where the results or any rank's "
+               "events differ, printing the first divergence (explore's nondeterminism check)");
   add_cluster_flags(run, flags.cluster);
   add_cost_flags(run, flags.cost);
   add_train_flags(run, flags.train);
   return run;
 }
 
+namespace {
+
+void print_without_result_lines(const std::string& text) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("result: ")) std::cout << line << "\n";
+  }
+}
+
+void write_trace_if_asked(const ClusterFlags& cluster, const Trace& trace) {
+  if (cluster.trace_path.empty()) return;
+  write_trace_creating_folders(cluster.trace_path, trace);
+  std::cout << "trace: " << cluster.trace_path << "\n";
+}
+
+// The run under its policy, then under rank order: the same results and per-rank events, or
+// the first divergence and exit 2. So explore's `reproduce:` line for nondeterminism shows
+// the finding when run.
+int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster) {
+  ClusterOptions reference_options = job.options();
+  reference_options.policy = SchedulePolicy{};
+  const JobOutcome outcome = job.run(job.options());
+  const JobOutcome reference = job.run(reference_options);
+  const std::optional<Verdict> verdict = judge(outcome, &reference);
+  if (outcome.exit_code != 0 || !verdict) {
+    std::cout << outcome.text;
+    if (outcome.exit_code == 0) {
+      std::cout << "compared with rank-order: the same results and per-rank events\n";
+    }
+    write_trace_if_asked(cluster, outcome.trace);
+    write_wait_graph(cluster.wait_graph_path, outcome.report);
+    return outcome.exit_code;
+  }
+  print_without_result_lines(outcome.text);
+  const std::string policy = job.options().policy.to_string();
+  std::cout << "compared with rank-order: " << verdict->why << "\n";
+  std::istringstream difference(describe_difference(reference, outcome, "rank-order", policy));
+  for (std::string line; std::getline(difference, line);) {
+    std::cout << (line.empty() ? "" : "  ") << line << "\n";
+  }
+  write_trace_if_asked(cluster, outcome.trace);
+  std::cout << "result: " << verdict->why << "\n";
+  return 2;
+}
+
+}  // namespace
+
 int run_command(const RunFlags& flags) {
+  if (flags.compare_rank_order) return run_compared_with_rank_order(*make_job(flags), flags.cluster);
   if (flags.scenario.empty()) {
     return train_command(flags.cluster, flags.train, flags.cluster.world, flags.cost);
   }
@@ -35,11 +88,7 @@ int run_command(const RunFlags& flags) {
   const JobOutcome outcome = job->run(job->options());
   spdlog::info("run ended: {}", to_string(outcome.report.status));
   std::cout << outcome.text;
-  const std::string& trace = flags.cluster.trace_path;
-  if (!trace.empty()) {
-    write_trace_creating_folders(trace, outcome.trace);
-    std::cout << "trace: " << trace << "\n";
-  }
+  write_trace_if_asked(flags.cluster, outcome.trace);
   write_wait_graph(flags.cluster.wait_graph_path, outcome.report);
   return outcome.exit_code;
 }

@@ -16,6 +16,9 @@ struct RunFlags {
   std::size_t count = 16;
   TrainFlags train;  ///< the main job's flags; refused next to --scenario
   CostFlags cost;    ///< time the run's trace under a cost model
+  /// --compare-rank-order: also run under rank order; differing results or per-rank events
+  /// fail the run (exit 2), as explore's nondeterminism check does.
+  bool compare_rank_order = false;
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.
