@@ -58,6 +58,10 @@ std::string format_replay(const ReplayReport& report, std::string_view name) {
     }
   }
   if (!report.run.ok()) out += "\n" + report.run.details + "\n";
+  // As a run's report ends: the bug the recorded pattern reaches, classified.
+  if (const std::string culprit = culprit_line(report.run.culprit); !culprit.empty()) {
+    out += culprit + "\n";
+  }
   fmt::format_to(it, "time: {:.3f} ms for the replay ({:.0f} operations/s)\n",
                  std::chrono::duration<double, std::milli>(report.elapsed).count(),
                  events_per_second(report));
@@ -89,7 +93,11 @@ nlohmann::json replay_to_json(const ReplayReport& report, std::string_view name)
           {"run",
            {{"status", to_string(report.run.status)},
             {"summary", report.run.summary},
-            {"details", report.run.details}}},
+            {"details", report.run.details},
+            {"culprit",
+             {{"kind", report.run.culprit.kind},
+              {"text", report.run.culprit.text},
+              {"ranks", report.run.culprit.ranks}}}}},
           {"elapsed_ms", std::chrono::duration<double, std::milli>(report.elapsed).count()},
           {"operations_per_second", events_per_second(report)}};
 }

@@ -1,8 +1,15 @@
 #include "emulator/report.hpp"
 
+#include <fmt/format.h>
+
 #include "traces/error.hpp"
 
 namespace ranklab {
+
+std::string culprit_line(const Culprit& culprit) {
+  if (culprit.kind.empty()) return {};
+  return fmt::format("culprit ({}): {}", culprit.kind, culprit.text);
+}
 
 int exit_code(RunStatus status) {
   switch (status) {

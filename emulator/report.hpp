@@ -34,6 +34,10 @@ struct Culprit {
   std::vector<int> ranks;  ///< the ranks it names, the most to blame first
 };
 
+/// "culprit (KIND): TEXT": the line every failed run's and replay's report ends with; empty
+/// if there is no culprit.
+std::string culprit_line(const Culprit& culprit);
+
 /// Who waited for whom when a run deadlocked: what `--wait-graph` draws (Graphviz).
 struct WaitForGraph {
   struct Node {

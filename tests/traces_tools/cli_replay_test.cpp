@@ -64,6 +64,15 @@ TEST_F(CliReplayTest, DeadlockExampleReplaysIntoTheSameReport) {
   EXPECT_EQ(replay.exit_code, 3) << replay.out << replay.err;
   EXPECT_TRUE(has(replay.out, blocked)) << "expected\n" << blocked << "\nin\n" << replay.out;
   EXPECT_TRUE(has(replay.out, "result: reproduced: all 2 operations")) << replay.out;
+  const std::string culprit = original.out.substr(original.out.find("culprit ("));
+  EXPECT_TRUE(has(replay.out, culprit.substr(0, culprit.find('\n'))))
+      << "the run's culprit line in\n" << replay.out;
+  const CommandResult json = ranklab(
+      "replay --json " + shell_quoted(tools_testing::examples_dir() / "send_send_deadlock.jsonl"));
+  EXPECT_EQ(json.exit_code, 3);
+  const auto culprit_doc = nlohmann::json::parse(json.out).at("run").at("culprit");
+  EXPECT_EQ(culprit_doc.at("kind"), "send-cycle") << json.out;
+  EXPECT_EQ(culprit_doc.at("ranks"), nlohmann::json::array({0, 1})) << json.out;
   const CommandResult barrier = ranklab(
       "replay " + shell_quoted(tools_testing::examples_dir() / "missing_barrier_deadlock.jsonl"));
   EXPECT_EQ(barrier.exit_code, 3);
@@ -93,6 +102,10 @@ TEST_F(CliReplayTest, DeletedReceiveLineNamesTheOrphanedSend) {
   EXPECT_EQ(replay.exit_code, 3) << replay.out << replay.err;
   EXPECT_TRUE(has(replay.out, "rank 1: send to rank 2 tag")) << replay.out;
   EXPECT_TRUE(has(replay.out, "rank 2 finished (returned) while rank 1 waits for it"))
+      << replay.out;
+  // The same culprit line `ranklab run` ends with, naming the send that has no receive.
+  EXPECT_TRUE(has(replay.out, "culprit (missing-participant): rank 2 returned while rank 1 "
+                              "waits for it (rank 1 in send to rank 2 tag 0"))
       << replay.out;
   EXPECT_TRUE(has(replay.out, "result: not reproduced")) << replay.out;
 }
