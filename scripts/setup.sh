@@ -17,6 +17,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium  # renders the HTML trace report in a test (which skips without it); ~20 s to install
+  python3-numpy  # NpyTest checks ranklab's .npy files against NumPy's (/usr/bin/python3)
 )
 
 # missing_packages PKG...: those not installed.
