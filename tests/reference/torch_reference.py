@@ -43,7 +43,6 @@ import argparse
 import datetime
 import json
 import os
-import shutil
 import sys
 import threading
 from dataclasses import dataclass
@@ -103,9 +102,10 @@ class Config:
         sizes = (self.tp, self.pp, self.dp, self.batch, self.seq, self.hidden, self.inter, self.layers)
         if min(sizes) <= 0 or self.seed < 0:
             raise SystemExit(f"{SCRIPT}: every size must be positive and the seed non-negative: {self}")
-        if self.layers % self.pp or self.inter % self.tp:
-            raise SystemExit(f"{SCRIPT}: L={self.layers} must divide by PP={self.pp} and "
-                             f"I={self.inter} by TP={self.tp}")
+        if self.layers % self.pp:
+            raise SystemExit(f"{SCRIPT}: --layers {self.layers} does not divide by --pp {self.pp}")
+        if self.inter % self.tp:
+            raise SystemExit(f"{SCRIPT}: --inter {self.inter} does not divide by --tp {self.tp}")
 
 
 # The sets shipped under tests/reference/golden: the seed's configuration, a 24-rank hybrid
@@ -226,8 +226,12 @@ class RankResult:
 
 
 def process_group(store, prefix: str, ranks: List[int], rank: int):
+    """A Gloo group of `ranks` on the loopback interface (nothing leaves the machine)."""
+    options = dist.ProcessGroupGloo._Options()
+    options._devices = [dist.ProcessGroupGloo.create_device(interface="lo")]
+    options._timeout = GLOO_TIMEOUT
     return dist.ProcessGroupGloo(dist.PrefixStore(prefix, store), ranks.index(rank), len(ranks),
-                                 GLOO_TIMEOUT)
+                                 options)
 
 
 def rank_step(problem: Problem, store, rank: int) -> RankResult:
@@ -282,7 +286,6 @@ def rank_step(problem: Problem, store, rank: int) -> RankResult:
 
 def distributed_step(problem: Problem) -> List[RankResult]:
     """Runs every rank as a thread; the results are indexed by rank."""
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     store = dist.HashStore()
     results: List[Optional[RankResult]] = [None] * problem.config.world
     errors: List[str] = []
@@ -359,9 +362,12 @@ def write_dtype(directory: str, problem: Problem, dense: DenseResult, ranks: Lis
                 f"dense output of the last layer for replica {d}")
     out.add("dense.loss", torch.stack(dense.losses), "output", "dense mse_loss per DP replica")
     for l, layer in enumerate(dense.grads):
-        out.layer(f"dense.grad.layer{l}", layer, "output", f"dense gradient, averaged over DP, of layer {l}")
-    last_stage = {c.coords(r.rank)[0]: r.loss for r in ranks if r.loss is not None and c.coords(r.rank)[2] == 0}
-    out.add("hybrid.loss", torch.stack([last_stage[d] for d in range(c.dp)]), "output",
+        out.layer(f"dense.grad.layer{l}", layer, "output",
+                  f"dense gradient, averaged over DP, of layer {l}")
+    # A replica's loss as its last stage's TP rank 0 computed it.
+    losses = {c.coords(r.rank)[0]: r.loss for r in ranks
+              if r.loss is not None and c.coords(r.rank)[2] == 0}
+    out.add("hybrid.loss", torch.stack([losses[d] for d in range(c.dp)]), "output",
             "loss of the TP/PP/DP run per replica (last stage, TP rank 0)")
     for result in ranks:
         for l, layer in zip(c.stage_layers(c.coords(result.rank)[1]), result.grads):
@@ -399,11 +405,27 @@ def manifest(c: Config, dtype_names: List[str], files: List[dict], command: str)
     }
 
 
+def clear_golden_directory(directory: str) -> None:
+    """Makes `directory` an empty place for a set: a set is always written whole, so no
+    stale file survives. Only an earlier golden set (it has manifest.json) is cleared;
+    anything else that is not empty is refused."""
+    if not os.path.exists(directory):
+        os.makedirs(directory)
+        return
+    if not os.path.isdir(directory):
+        raise SystemExit(f"{SCRIPT}: {directory}: exists and is not a directory")
+    names = os.listdir(directory)
+    if names and "manifest.json" not in names:
+        raise SystemExit(f"{SCRIPT}: {directory}: not empty and not a golden set; "
+                         f"give a new directory")
+    for name in names:
+        if name == "manifest.json" or name.endswith(".npy"):
+            os.remove(os.path.join(directory, name))
+
+
 def export(c: Config, directory: str, dtype_names: List[str], command: str) -> None:
     c.check()
-    if os.path.exists(directory):
-        shutil.rmtree(directory)  # a set is always written whole: no stale file survives
-    os.makedirs(directory)
+    clear_golden_directory(directory)
     files = []
     for name in dtype_names:
         dtype, suffix = DTYPES[name]
@@ -427,8 +449,9 @@ def main(argv: List[str]) -> int:
     one = commands.add_parser("export", help="export one golden set")
     for key in ("tp", "pp", "dp"):
         one.add_argument(f"--{key}", type=int, default=1)
-    for key, value in (("batch", 8), ("seq", 16), ("hidden", 32), ("inter", 64), ("layers", 4), ("seed", 0)):
-        one.add_argument(f"--{key}", type=int, default=value)
+    defaults = {"batch": 8, "seq": 16, "hidden": 32, "inter": 64, "layers": 4, "seed": 0}
+    for key, value in defaults.items():
+        one.add_argument(f"--{key}", type=int, default=value, help=f"default {value}")
     one.add_argument("--dtype", default="float32,float64", help="comma-separated: float32, float64")
     one.add_argument("--out", required=True, help="directory to write (replaced if it exists)")
     args = parser.parse_args(argv)
