@@ -56,7 +56,7 @@ void add_train_flags(CLI::App& run, TrainFlags& f) {
                  "reduce_scatter along the sequence) [allreduce]");
   run.add_option("--init-from", f.init_from,
                  "load weights, inputs and targets (and the layout and shape) from a golden "
-                 "directory exported by shared/reference/torch/parallel_reference.py");
+                 "directory exported by tests/reference/torch_reference.py");
   run.add_option("--save", f.save,
                  "write weights, data, dense and per-rank gradients and losses as a golden "
                  "directory (the reference's names)");

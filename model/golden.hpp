@@ -1,4 +1,4 @@
-// Golden data sets as shared/reference/torch/parallel_reference.py exports them (--export DIR):
+// Golden data sets as tests/reference/torch_reference.py exports them:
 // manifest.json plus one .npy file per tensor, named
 //
 //   layer{l}.{w1,b1,w2,b2}.SFX.npy        full weights                      (inputs)

@@ -1,5 +1,5 @@
 // Default weights, inputs and targets, drawn with the project's generator (model/random.hpp)
-// from the same distributions and seed scheme as shared/reference/torch/parallel_reference.py:
+// from the same distributions and seed scheme as tests/reference/torch_reference.py:
 //
 //   W1 ~ N(0, 1/H)   seed 10000*s + 100 + 10*l + 0     (std 1/√H)
 //   b1 ~ N(0, 0.01)  seed 10000*s + 100 + 10*l + 1     (variance 0.01: std 0.1)

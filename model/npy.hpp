@@ -1,5 +1,5 @@
 // NumPy .npy files (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html),
-// the exchange format with the PyTorch reference (shared/reference/torch). Reads format
+// the exchange format with the PyTorch reference (tests/reference). Reads format
 // 1.0 and 2.0, writes 1.0 as np.save does; little-endian, C order only; element types
 // '<f4', '<f8', '<i4', '<i8' and '|u1'. Every problem with a file is a UsageError whose
 // message starts with the path: "PATH: expected shape [64,32], found [32,64]".

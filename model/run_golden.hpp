@@ -1,6 +1,6 @@
-// A parallel run and the golden sets of shared/reference/torch: `--save` turns a run into
-// a set with the reference's names (model/golden.hpp), and `--init-from` runs compare their
-// results with the set's, rank by rank.
+// A parallel run and the PyTorch reference's golden sets (tests/reference): `--save` turns
+// a run into a set with the reference's names (model/golden.hpp), and `--init-from` runs
+// compare their results with the set's, rank by rank.
 #pragma once
 
 #include <optional>

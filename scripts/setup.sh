@@ -21,6 +21,7 @@ PACKAGES=(
 # Only the tests use these (the main job does not wait for them).
 TEST_ONLY_PACKAGES=(
   chromium  # renders the HTML trace report in a test (which skips without it); ~20 s to install
+  python3-numpy  # NpyTest checks ranklab's .npy files against NumPy's (/usr/bin/python3)
 )
 
 # missing_packages PKG...: those not installed.

@@ -266,7 +266,20 @@ std::string seconds_text(double s) {
   return fmt::format("{:.4g} s", s);
 }
 
+// Seconds as the trace's integer nanoseconds. A time past the int64 range (2^63 ns, ~292
+// years: `--cost alpha=1e10` gets there) saturates at kMaxTraceNs, which the reader accepts,
+// instead of wrapping to a negative number it would reject.
+std::int64_t trace_ns(double seconds) {
+  const double ns = seconds * 1e9;
+  if (!(ns < 0x1p63)) return kMaxTraceNs;  // also +inf and NaN
+  return std::llround(ns);
+}
+
 }  // namespace
+
+bool exceeds_trace_time(const VirtualTimes& times) {
+  return !(times.step_seconds * 1e9 < 0x1p63);
+}
 
 VirtualTimes simulate(const Trace& trace, const CostModel& model,
                       const VirtualTimeOptions& options) {
@@ -278,8 +291,8 @@ void annotate(Trace& trace, const VirtualTimes& times) {
     auto& events = trace.ranks[r];
     for (std::size_t i = 0; i < events.size() && i < times.operations[r].size(); ++i) {
       const OperationTime& t = times.operations[r][i];
-      events[i].vt_post_ns = t.post >= 0 ? std::llround(t.post * 1e9) : kNoTime;
-      events[i].vt_end_ns = t.post >= 0 && t.end >= 0 ? std::llround(t.end * 1e9) : kNoTime;
+      events[i].vt_post_ns = t.post >= 0 ? trace_ns(t.post) : kNoTime;
+      events[i].vt_end_ns = t.post >= 0 && t.end >= 0 ? trace_ns(t.end) : kNoTime;
     }
   }
 }
@@ -319,6 +332,12 @@ std::string format_virtual_times(const VirtualTimes& times, const CostModel& mod
     fmt::format_to(it, "  ... and {} more ranks (--json lists all)\n",
                    times.ranks.size() - max_ranks);
   }
+  if (exceeds_trace_time(times)) {
+    fmt::format_to(it,
+                   "note: the step ends past 2^63 ns (about 292 years); the trace's vt_post_ns "
+                   "and vt_end_ns saturate at {}\n",
+                   kMaxTraceNs);
+  }
   return out;
 }
 
@@ -335,6 +354,7 @@ nlohmann::json virtual_times_to_json(const VirtualTimes& times, const CostModel&
           {"step_s", times.step_seconds},
           {"bubble", times.bubble},
           {"complete", times.complete},
+          {"trace_ns_saturated", exceeds_trace_time(times)},
           {"ranks", ranks}};
 }
 

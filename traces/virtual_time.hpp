@@ -72,7 +72,15 @@ struct VirtualTimes {
 VirtualTimes simulate(const Trace& trace, const CostModel& model,
                       const VirtualTimeOptions& options = {});
 
-/// Writes the times into the events (vt_post_ns, vt_end_ns), so exports draw them.
+/// The latest virtual time a trace holds (INT64_MAX ns, ~292 years); later ones saturate.
+inline constexpr std::int64_t kMaxTraceNs = INT64_MAX;
+
+/// Whether the step ends past what the trace's int64 nanoseconds hold (2^63 ns, ~292
+/// years); annotate then saturates those times at kMaxTraceNs.
+bool exceeds_trace_time(const VirtualTimes& times);
+
+/// Writes the times into the events (vt_post_ns, vt_end_ns), so exports draw them; a time
+/// past 2^63 ns is written as kMaxTraceNs, so a trace ranklab writes is one it reads.
 void annotate(Trace& trace, const VirtualTimes& times);
 /// The same for another trace of the same operations (a replay of `timed`): each event of
 /// `trace` takes the times of the event of `timed` with its rank and rank_seq.

@@ -1,4 +1,4 @@
-// The dense model against the PyTorch golden set (shared/reference/torch/golden), and the
+// The dense model against the PyTorch golden sets shipped in tests/reference/golden, and the
 // golden set loader and writer.
 #include "model/golden.hpp"
 
@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "model/dense_model.hpp"
 #include "tests/model/model_test_support.hpp"
@@ -17,12 +18,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::golden_dir;
+using testing::golden_root;
 using testing::max_abs;
 using testing::max_abs_diff;
 using testing::TempDir;
 
 // Largest error of a group of tensors relative to the group's largest reference magnitude,
-// the measure of parallel_reference.py (|err| <= rtol * max|reference|).
+// the measure of tests/reference/torch_reference.py (|err| <= rtol * max|reference|).
 struct GroupError {
   double error = 0.0;
   double scale = 0.0;
@@ -35,54 +37,69 @@ struct GroupError {
 };
 
 template <typename Scalar>
-void expect_dense_matches_golden(double tolerance) {
-  const GoldenSet<Scalar> set = load_golden<Scalar>(golden_dir());
-  ASSERT_EQ(set.config.dp, 2);
-  ASSERT_EQ(set.outputs.size(), 2u);
-  ASSERT_EQ(set.dense_losses.size(), 2u);
-  ASSERT_EQ(set.dense_grads.size(), 4u);
+void expect_dense_matches_golden(const fs::path& dir, double tolerance) {
+  const GoldenSet<Scalar> set = load_golden<Scalar>(dir);
+  const auto dp = static_cast<std::size_t>(set.config.dp);
+  const auto layers = static_cast<std::size_t>(set.config.shape.layers);
+  ASSERT_EQ(set.outputs.size(), dp);
+  ASSERT_EQ(set.dense_losses.size(), dp);
+  ASSERT_EQ(set.dense_grads.size(), layers);
   const DataParallelResult<Scalar> result =
       dense_data_parallel<Scalar>(set.layers, set.inputs, set.targets);
 
   GroupError loss;
   GroupError outputs;
   GroupError grads;
-  for (int d = 0; d < 2; ++d) {
+  for (std::size_t d = 0; d < dp; ++d) {
     loss.add(Vector<Scalar>::Constant(1, result.replicas[d].loss),
              Vector<Scalar>::Constant(1, set.dense_losses[d]));
     outputs.add(result.replicas[d].output, set.outputs[d]);
   }
-  for (std::size_t l = 0; l < 4; ++l) {
+  for (std::size_t l = 0; l < layers; ++l) {
     grads.add(result.grads[l].w1, set.dense_grads[l].w1);
     grads.add(result.grads[l].b1, set.dense_grads[l].b1);
     grads.add(result.grads[l].w2, set.dense_grads[l].w2);
     grads.add(result.grads[l].b2, set.dense_grads[l].b2);
   }
-  std::printf("[ golden   ] %s: relative error loss %.2e, outputs %.2e, gradients %.2e\n",
-              sizeof(Scalar) == 4 ? "float32" : "float64", loss.relative(), outputs.relative(),
-              grads.relative());
-  EXPECT_LE(loss.relative(), tolerance);
-  EXPECT_LE(outputs.relative(), tolerance);
-  EXPECT_LE(grads.relative(), tolerance);
+  std::printf("[ golden   ] %s %s: relative error loss %.2e, outputs %.2e, gradients %.2e\n",
+              dir.filename().c_str(), sizeof(Scalar) == 4 ? "float32" : "float64",
+              loss.relative(), outputs.relative(), grads.relative());
+  EXPECT_LE(loss.relative(), tolerance) << dir;
+  EXPECT_LE(outputs.relative(), tolerance) << dir;
+  EXPECT_LE(grads.relative(), tolerance) << dir;
 }
 
-//! float64: dense losses, replica outputs and DP-averaged gradients reproduce PyTorch's
-//! within 1e-12 of each group's largest magnitude.
+//! The project ships exactly the sets torch_reference.py's `regenerate` writes, each with
+//! both dtypes: none missing (a test would then check less), none unchecked.
+TEST(GoldenTest, ShipsEverySetOfTheReference) {
+  std::set<fs::path> shipped;
+  for (const auto& entry : fs::directory_iterator(golden_root())) shipped.insert(entry.path());
+  const std::vector<fs::path> expected = testing::shipped_golden_dirs();
+  EXPECT_EQ(shipped, std::set<fs::path>(expected.begin(), expected.end()));
+  for (const fs::path& dir : expected) {
+    const GoldenInfo info = read_golden_info(dir);
+    EXPECT_TRUE(info.has_float32 && info.has_float64) << dir;
+  }
+}
+
+//! float64: on every shipped set, dense losses, replica outputs and DP-averaged gradients
+//! reproduce PyTorch's within 1e-12 of each group's largest magnitude.
 TEST(GoldenTest, DenseFloat64MatchesPyTorch) {
-  RANKLAB_REQUIRE_GOLDEN();
-  expect_dense_matches_golden<double>(1e-12);
+  for (const fs::path& dir : testing::shipped_golden_dirs()) {
+    expect_dense_matches_golden<double>(dir, 1e-12);
+  }
 }
 
 //! float32: the same within 1e-5 of each group's largest magnitude.
 TEST(GoldenTest, DenseFloat32MatchesPyTorch) {
-  RANKLAB_REQUIRE_GOLDEN();
-  expect_dense_matches_golden<float>(1e-5);
+  for (const fs::path& dir : testing::shipped_golden_dirs()) {
+    expect_dense_matches_golden<float>(dir, 1e-5);
+  }
 }
 
 //! The loader reads the hybrid run too: every rank's gradients are the TP shard of the
 //! dense gradients (within the reference's tolerance), and hybrid.loss equals dense.loss.
 TEST(GoldenTest, HybridGradientsAreShardsOfDenseGradients) {
-  RANKLAB_REQUIRE_GOLDEN();
   const GoldenSet<double> set = load_golden<double>(golden_dir());
   ASSERT_EQ(set.hybrid_grads.size(), 8u);
   ASSERT_EQ(set.hybrid_losses.size(), 2u);
@@ -131,7 +148,6 @@ void expect_same_set(const GoldenSet<Scalar>& a, const GoldenSet<Scalar>& b) {
 //! save_golden writes the reference's names: saving both dtypes into one directory and
 //! loading them back gives the same sets, and the files are byte-identical to np.save's.
 TEST(GoldenTest, SaveThenLoadRoundTrips) {
-  RANKLAB_REQUIRE_GOLDEN();
   TempDir dir("golden_roundtrip");
   const GoldenSet<float> f32 = load_golden<float>(golden_dir());
   const GoldenSet<double> f64 = load_golden<double>(golden_dir());

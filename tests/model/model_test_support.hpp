@@ -1,5 +1,5 @@
 // Helpers shared by the model tests: message assertions, tolerances, temporary
-// directories and the location of the PyTorch golden set.
+// directories and the location of the PyTorch golden sets shipped in tests/reference.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,12 +10,9 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "model/tensor.hpp"
-
-#ifndef RANKLAB_SHARED_DIR
-#define RANKLAB_SHARED_DIR ""
-#endif
 
 // Expects `statement` to throw `Type` whose what() contains `substring` (fmt's gtest-extra
 // idea): error messages are part of the interface.
@@ -32,18 +29,29 @@
 
 namespace ranklab::testing {
 
-/// The golden set exported by shared/reference/torch/parallel_reference.py for the seed
-/// configuration (TP2 PP2 DP2, B8 S16 H32 I64 L4, float32 and float64).
-inline std::filesystem::path golden_dir() {
-  return std::filesystem::path(RANKLAB_SHARED_DIR) / "reference" / "torch" / "golden" /
-         "a_tp2pp2dp2_b8s16h32i64l4_f32_f64";
+/// The golden sets that tests/reference/torch_reference.py writes (`regenerate`), shipped
+/// with the project so that every clone checks ranklab against PyTorch. A missing file is a
+/// failure (load_golden throws), never a skip.
+inline std::filesystem::path golden_root() {
+  return std::filesystem::path(RANKLAB_SOURCE_DIR) / "tests" / "reference" / "golden";
 }
 
-/// Skips the current test (from the test body) when the golden set is not there.
-#define RANKLAB_REQUIRE_GOLDEN()                                                    \
-  if (!std::filesystem::exists(::ranklab::testing::golden_dir() / "manifest.json")) \
-  GTEST_SKIP() << "golden set not found at " << ::ranklab::testing::golden_dir()    \
-               << " (RANKLAB_SHARED_DIR=\"" RANKLAB_SHARED_DIR "\")"
+/// The seed's configuration: TP2 PP2 DP2, B8 S16 H32 I64 L4, seed 0, float32 and float64.
+inline std::filesystem::path golden_dir() {
+  return golden_root() / "tp2pp2dp2_b8s16h32i64l4_seed0";
+}
+
+/// Every shipped set (torch_reference.py's SHIPPED): the seed's, a 24-rank TP4 PP2 DP3, and
+/// TP, PP and DP alone, each with its own shape and seed.
+inline std::vector<std::filesystem::path> shipped_golden_dirs() {
+  std::vector<std::filesystem::path> dirs;
+  for (const char* name : {"tp2pp2dp2_b8s16h32i64l4_seed0", "tp4pp2dp3_b2s3h8i16l2_seed1",
+                           "tp2pp1dp1_b2s4h8i16l2_seed2", "tp1pp4dp1_b2s3h6i12l4_seed3",
+                           "tp1pp1dp4_b1s5h4i8l2_seed4"}) {
+    dirs.push_back(golden_root() / name);
+  }
+  return dirs;
+}
 
 /// max |a - b| over all elements, in double.
 template <typename A, typename B>

@@ -3,9 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "model/random.hpp"
 #include "tests/model/model_test_support.hpp"
@@ -74,24 +78,89 @@ TEST(NpyTest, RoundTrip) {
   EXPECT_EQ(read_npy_values<double>(dir.path() / "scalar.npy", {}), std::vector<double>{2.5});
 }
 
-//! What write_npy writes is byte-identical to what np.save wrote for the reference.
-TEST(NpyTest, WritesWhatNumpyWrites) {
-  RANKLAB_REQUIRE_GOLDEN();
-  TempDir dir("npy_numpy");
-  for (const char* name : {"layer0.w1.f32.npy", "layer0.b2.f64.npy", "dense.loss.f32.npy"}) {
-    const fs::path original = testing::golden_dir() / name;
-    const NpyArray array = read_npy(original);
-    const fs::path copy = dir.path() / name;
-    if (array.dtype == DataType::f32) {
-      std::vector<float> values(array.data.size() / 4);
-      std::memcpy(values.data(), array.data.data(), array.data.size());
-      write_npy<float>(copy, array.shape, values);
+// The arrays both sides write: the same values (exact in binary, so no rounding can differ),
+// dtypes and shapes, 0-d to 4-d.
+struct NumpyCase {
+  const char* name;
+  const char* dtype;  // NumPy's name
+  std::vector<std::int64_t> shape;
+};
+const std::vector<NumpyCase>& numpy_cases() {
+  static const std::vector<NumpyCase> cases = {
+      {"scalar_f64", "float64", {}},           {"vector_f32", "float32", {7}},
+      {"matrix_f32", "float32", {64, 32}},     {"bsh_f64", "float64", {2, 3, 5}},
+      {"wide_f64", "float64", {1, 2, 3, 4}},   {"ints_i32", "int32", {3, 4}},
+      {"longs_i64", "int64", {5}},             {"empty_f32", "float32", {0, 3}},
+  };
+  return cases;
+}
+
+// Element k of every case: (k - 50) / 4, and for the 64-bit integers k * 2^33 - 7.
+template <typename T>
+std::vector<T> case_values(std::int64_t count) {
+  std::vector<T> values;
+  for (std::int64_t k = 0; k < count; ++k) {
+    if constexpr (std::is_same_v<T, std::int64_t>) {
+      values.push_back(k * (std::int64_t{1} << 33) - 7);
     } else {
-      std::vector<double> values(array.data.size() / 8);
-      std::memcpy(values.data(), array.data.data(), array.data.size());
-      write_npy<double>(copy, array.shape, values);
+      values.push_back(static_cast<T>(static_cast<double>(k - 50) / 4.0));
     }
-    EXPECT_EQ(read_bytes(copy), read_bytes(original)) << name;
+  }
+  return values;
+}
+
+// Runs NumPy (Debian's python3-numpy under /usr/bin/python3, as scripts/setup.sh installs
+// it): np.save of every case into `theirs`, and np.load of every file of `ours` checked
+// against the same values. Returns the shell's exit status (0: NumPy agreed).
+int run_numpy(const fs::path& ours, const fs::path& theirs) {
+  std::string program =
+      "import sys, numpy as np\n"
+      "ours, theirs = sys.argv[1], sys.argv[2]\n"
+      "for name, dtype, shape in [";
+  for (const NumpyCase& c : numpy_cases()) {
+    program += "('" + std::string(c.name) + "', '" + c.dtype + "', (";
+    for (std::int64_t n : c.shape) program += std::to_string(n) + ",";
+    program += ")),";
+  }
+  program +=
+      "]:\n"
+      "    k = np.arange(int(np.prod(shape)), dtype=np.int64)\n"
+      "    values = k * 2**33 - 7 if dtype == 'int64' else (k - 50) / 4\n"
+      "    expected = values.astype(dtype).reshape(shape)\n"
+      "    np.save(f'{theirs}/{name}.npy', expected)\n"
+      "    read = np.load(f'{ours}/{name}.npy')\n"
+      "    assert read.dtype == expected.dtype and read.shape == expected.shape, name\n"
+      "    assert np.array_equal(read, expected), name\n";
+  const fs::path script = theirs / "check.py";
+  std::ofstream(script) << program;
+  const std::string command = "/usr/bin/python3 '" + script.string() + "' '" + ours.string() +
+                              "' '" + theirs.string() + "'";
+  return std::system(command.c_str());
+}
+
+//! What write_npy writes is byte-identical to what NumPy's np.save writes for the same
+//! array, and NumPy reads it back as that array (dtype, shape, values), for every dtype
+//! ranklab writes and 0-d to 4-d shapes. Needs python3-numpy (scripts/setup.sh installs it):
+//! without it the test fails, it does not skip.
+TEST(NpyTest, WritesWhatNumpyWrites) {
+  TempDir ours("npy_ours");
+  TempDir theirs("npy_numpy");
+  for (const NumpyCase& c : numpy_cases()) {
+    std::int64_t count = 1;
+    for (std::int64_t n : c.shape) count *= n;
+    const fs::path path = ours.path() / (std::string(c.name) + ".npy");
+    const std::string dtype = c.dtype;
+    if (dtype == "float32") write_npy<float>(path, c.shape, case_values<float>(count));
+    if (dtype == "float64") write_npy<double>(path, c.shape, case_values<double>(count));
+    if (dtype == "int32") write_npy<std::int32_t>(path, c.shape, case_values<std::int32_t>(count));
+    if (dtype == "int64") write_npy<std::int64_t>(path, c.shape, case_values<std::int64_t>(count));
+  }
+  ASSERT_EQ(run_numpy(ours.path(), theirs.path()), 0)
+      << "NumPy could not check the files (is python3-numpy installed for /usr/bin/python3? "
+         "scripts/setup.sh installs it)";
+  for (const NumpyCase& c : numpy_cases()) {
+    const std::string file = std::string(c.name) + ".npy";
+    EXPECT_EQ(read_bytes(ours.path() / file), read_bytes(theirs.path() / file)) << file;
   }
 }
 

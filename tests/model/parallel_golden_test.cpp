@@ -1,6 +1,6 @@
-// The parallel step against PyTorch: the shipped golden set (the seed's TP2 PP2 DP2 run of
-// shared/reference/torch/parallel_reference.py), rank by rank, and runs saved as golden
-// sets that load back.
+// The parallel step against PyTorch: the golden sets tests/reference/torch_reference.py
+// exports (the seed's TP2 PP2 DP2 run and the other shipped layouts), rank by rank, and runs
+// saved as golden sets that load back.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -15,13 +15,6 @@ namespace {
 using testing::golden_dir;
 using testing::run_job;
 using testing::TempDir;
-
-// A second set exported by the reference script with another layout, shape and seed
-// (its manifest's "generator" is the command), small enough to live in the repository.
-std::filesystem::path second_golden_dir() {
-  return std::filesystem::path(RANKLAB_SOURCE_DIR) / "tests" / "model" / "data" /
-         "golden_tp4pp2dp3_b2s3h8i16l2_f32_f64";
-}
 
 template <typename Scalar>
 void expect_hybrid_matches_pytorch(RankOrder order,
@@ -55,26 +48,27 @@ void expect_hybrid_matches_pytorch(RankOrder order,
 //! float32 / float64, the seed's order: every rank's local gradients (after DP averaging)
 //! and every replica's loss match PyTorch's hybrid run within the dtype's tolerance.
 TEST(ParallelGoldenTest, HybridFloat32MatchesPyTorch) {
-  RANKLAB_REQUIRE_GOLDEN();
   expect_hybrid_matches_pytorch<float>(RankOrder::tp_pp_dp);
 }
 TEST(ParallelGoldenTest, HybridFloat64MatchesPyTorch) {
-  RANKLAB_REQUIRE_GOLDEN();
   expect_hybrid_matches_pytorch<double>(RankOrder::tp_pp_dp);
 }
 
 //! With Megatron's rank order the ranks move but each (d, p, t) computes the same shard:
 //! compared by coordinates, the gradients still match PyTorch's.
 TEST(ParallelGoldenTest, MegatronOrderMatchesByCoordinates) {
-  RANKLAB_REQUIRE_GOLDEN();
   expect_hybrid_matches_pytorch<double>(RankOrder::tp_dp_pp);
 }
 
-//! Another exported set (TP4 PP2 DP3 on 24 ranks, B2 S3 H8 I16 L2, seed 1) matches too, in
-//! both dtypes: nothing in the step is specific to the seed's configuration.
-TEST(ParallelGoldenTest, AnotherExportedLayoutMatchesPyTorch) {
-  expect_hybrid_matches_pytorch<float>(RankOrder::tp_pp_dp, second_golden_dir());
-  expect_hybrid_matches_pytorch<double>(RankOrder::tp_dp_pp, second_golden_dir());
+//! Every other shipped set (TP4 PP2 DP3 on 24 ranks; TP2, PP4 and DP4 alone; each its own
+//! shape and seed) matches too, float32 in the seed's rank order and float64 in Megatron's:
+//! nothing in the step is specific to the seed's configuration.
+TEST(ParallelGoldenTest, EveryShippedLayoutMatchesPyTorch) {
+  for (const std::filesystem::path& dir : testing::shipped_golden_dirs()) {
+    if (dir == golden_dir()) continue;  // the tests above
+    expect_hybrid_matches_pytorch<float>(RankOrder::tp_pp_dp, dir);
+    expect_hybrid_matches_pytorch<double>(RankOrder::tp_dp_pp, dir);
+  }
 }
 
 //! A run saved with make_golden_set + save_golden loads back and compares with itself
@@ -112,7 +106,6 @@ TEST(ParallelGoldenTest, SavedRunLoadsBack) {
 
 //! A golden set of another layout has no rank to compare with: nullopt, not a false match.
 TEST(ParallelGoldenTest, OtherLayoutsAreNotCompared) {
-  RANKLAB_REQUIRE_GOLDEN();
   const GoldenSet<double> golden = load_golden<double>(golden_dir());
   const ParallelConfig pp_only{.pp = 2};
   const Problem<double> problem =

@@ -154,6 +154,29 @@ TEST_F(CliReplayTest, CostModelTimesRunAndReplay) {
   EXPECT_EQ(json["virtual_time"]["ranks"].size(), 8u);
 }
 
+//! A trace ranklab writes is one it reads: with α = 1e10 s the ring's virtual times pass
+//! 2^63 ns, the trace saturates them (it wrapped to -2^63 before, which `stats` rejected),
+//! and `stats`, `export` and a timed `replay` take the file.
+TEST_F(CliReplayTest, VirtualTimePastInt64ReadsBack) {
+  const std::string cost = "--cost alpha=1e10,beta=1e9";
+  const auto path = dir_ / "late.jsonl";
+  const CommandResult run =
+      ranklab("run --scenario ring " + cost + " --trace " + shell_quoted(path));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(has(run.out, "saturate at 9223372036854775807")) << run.out;
+  const std::string text = tools_testing::read_text(path);
+  EXPECT_TRUE(has(text, R"("vt_end_ns":9223372036854775807)")) << text.substr(0, 2000);
+  EXPECT_FALSE(has(text, "\"vt_end_ns\":-")) << text.substr(0, 2000);
+  const CommandResult stats = ranklab("stats " + shell_quoted(path));
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  const auto perfetto = dir_ / "late.json";
+  EXPECT_EQ(ranklab("export " + shell_quoted(path) + " --perfetto " + shell_quoted(perfetto))
+                .exit_code,
+            0);
+  const CommandResult replay = ranklab("replay " + shell_quoted(path) + " " + cost);
+  EXPECT_EQ(replay.exit_code, 0) << replay.out << replay.err;
+}
+
 //! SimGrid TI recordings replay from the CLI: the ring reproduces (exit 0) and is timed with
 //! its compute; SMPI's recording of a deadlock replays into ranklab's deadlock report.
 TEST_F(CliReplayTest, SimgridTiRecordingsReplay) {

@@ -229,6 +229,36 @@ TEST(VirtualTimeTest, AnnotatedTraceRoundTripsAndExportsUseIt) {
   EXPECT_EQ(nlohmann::json::parse(perfetto.str())["otherData"]["time_base"], "virtual");
 }
 
+//! A virtual time past 2^63 ns (~292 years: α = 1e10 s) saturates at kMaxTraceNs in the
+//! trace instead of wrapping negative, so the written trace reads back; the text says so.
+//! Times below the limit stay exact.
+TEST(VirtualTimeTest, TimesPastTheInt64RangeSaturate) {
+  TraceBuilder b(2);
+  b.compute(0, {.seconds = 1.0});
+  b.send(0, 1, DataType::u8, 8, 0);
+  b.recv(1, 0, DataType::u8, 8, 0);
+  Trace trace = built(b);
+  const CostModel slow = CostModel::alpha_beta(1e10, 1e9);
+  const VirtualTimes t = simulate(trace, slow);
+  EXPECT_TRUE(exceeds_trace_time(t));
+  EXPECT_FALSE(exceeds_trace_time(simulate(trace, kModel)));
+  annotate(trace, t);
+  EXPECT_EQ(trace.ranks[0][0].vt_post_ns, 1'000'000'000);  // the send, after 1 s of compute
+  EXPECT_EQ(trace.ranks[0][0].vt_end_ns, kMaxTraceNs);
+  EXPECT_EQ(trace.ranks[1][0].vt_end_ns, kMaxTraceNs);
+  std::ostringstream out;
+  write_trace(out, trace);
+  EXPECT_NE(out.str().find(R"("vt_end_ns":9223372036854775807)"), std::string::npos) << out.str();
+  std::istringstream in(out.str());
+  EXPECT_EQ(read_trace(in, "t.jsonl"), trace);
+  const std::string text = format_virtual_times(t, slow);
+  EXPECT_NE(text.find("past 2^63 ns (about 292 years); the trace's vt_post_ns and vt_end_ns "
+                      "saturate at 9223372036854775807"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(virtual_times_to_json(t, slow)["trace_ns_saturated"], true);
+}
+
 //! The builder matches messages as MPI would: FIFO per source and tag, any-source
 //! receives take what is left, and unmatched sends are reported.
 TEST(TraceBuilderTest, MatchesMessagesAndReportsOrphans) {
