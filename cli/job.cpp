@@ -118,13 +118,7 @@ class MainJob final : public Job {
     print_text(text, run.report);
     out.text = text.str();
     out.exit_code = run.report.exit_code();
-    out.verdict = run.report.summary;
-    if (run.run.ok() && !run.report.checks_ok()) {
-      out.verdict = fmt::format(
-          "check failed: {} ranks finished, but the results differ from the dense reference (or "
-          "the traffic from the seed's)",
-          run.report.ranks.size());
-    }
+    out.verdict = run.report.verdict();
     out.results = std::move(run.results);
     out.report = std::move(run.run);
     out.trace = std::move(run.trace);

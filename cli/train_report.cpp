@@ -261,6 +261,27 @@ bool TrainReport::checks_ok() const {
   return traffic_mismatches.empty();
 }
 
+std::string TrainReport::verdict() const {
+  if (status != RunStatus::ok) return summary;
+  if (checks_ok()) return summary + "; every check passed";
+  std::vector<std::string> failed;
+  const auto off = std::count_if(ranks.begin(), ranks.end(), [&](const RankRow& row) {
+    return !row.check || !row.check->ok(tolerance);
+  });
+  if (off > 0) {
+    failed.push_back(
+        fmt::format("{} of {} ranks differ from the dense reference", off, ranks.size()));
+  }
+  if (dense_golden &&
+      !(dense_golden->loss.within(tolerance) && dense_golden->output.within(tolerance) &&
+        dense_golden->grads.within(tolerance))) {
+    failed.push_back("the dense reference differs from PyTorch's");
+  }
+  if (!traffic_mismatches.empty()) failed.push_back("the traffic differs from the seed's algorithm");
+  return fmt::format("check failed: {} ranks finished, but {}", ranks.size(),
+                     fmt::join(failed, "; "));
+}
+
 int TrainReport::exit_code() const {
   if (status != RunStatus::ok) return ranklab::exit_code(status);
   return checks_ok() ? 0 : 2;
@@ -284,10 +305,7 @@ void print_text(std::ostream& out, const TrainReport& r) {
   }
   if (!r.virtual_time.empty()) fmt::print(out, "\n{}", r.virtual_time);
   print_diagnosis(out, r.culprit, r.faults);
-  fmt::print(out, "result: {}{}\n", r.summary,
-             r.status != RunStatus::ok ? ""
-             : r.checks_ok()           ? "; every check passed"
-                                       : "; CHECK FAILED");
+  fmt::print(out, "result: {}\n", r.verdict());
   if (!r.trace_path.empty()) fmt::print(out, "trace: {}\n", r.trace_path);
 }
 

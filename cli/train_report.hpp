@@ -87,6 +87,9 @@ struct TrainReport {
   /// Every rank within tolerance, the dense reference within tolerance of the golden set's, and
   /// the seed's traffic (where checked).
   bool checks_ok() const;
+  /// The result line, without "result: ": the run's summary if it failed, else what the
+  /// checks found ("ok: 8 ranks finished; every check passed", "check failed: ...").
+  std::string verdict() const;
   /// DESIGN.md §7: the run's own code if it failed, 2 if a check failed, else 0.
   int exit_code() const;
 };

@@ -55,7 +55,7 @@ const std::vector<ScenarioExpectation>& expectations() {
         "first rank that differs: 3"}},
       {"crash",
        5,
-       {"RANK FAILURE: rank 3 failed first (root cause): rank 3: simulated failure",
+       {"RANK FAILURE: rank 3 failed first (root cause): simulated failure during all_reduce",
         "result: rank 3 failed"}},
       {"group-order",
        4,

@@ -150,7 +150,7 @@ TEST(ExploreCli, MainJob) {
   EXPECT_NE(ok.out.find("explore: the main job (mode hybrid, TP2 PP2 DP2"), std::string::npos);
   const CommandResult bad = ranklab("explore --runs 4 --run --fault 'corrupt:0->2#0'");
   EXPECT_EQ(bad.exit_code, 2) << show(bad);
-  EXPECT_NE(bad.out.find("failed: check failed: 8 ranks finished, but the results differ from "
+  EXPECT_NE(bad.out.find("failed: check failed: 8 ranks finished, but 8 of 8 ranks differ from "
                          "the dense reference"),
             std::string::npos)
       << show(bad);
@@ -172,7 +172,8 @@ TEST(FaultCli, CorruptFoundByDiffAndGradientCheck) {
                        "pp[0,2] (4096 x f32) arrived at rank 2's op #0 with element 2048 corrupted"),
             std::string::npos)
       << show(r);
-  EXPECT_NE(r.out.find("CHECK FAILED"), std::string::npos);
+  EXPECT_NE(r.out.find("result: check failed: 8 ranks finished, but "), std::string::npos)
+      << show(r);
   const CommandResult d = ranklab("diff " + shell_quoted(clean) + " " + shell_quoted(bad));
   EXPECT_EQ(d.exit_code, 2) << show(d);
   EXPECT_NE(d.out.find("rank 2: first divergence at op #0: hash"), std::string::npos) << show(d);
