@@ -31,7 +31,7 @@
 namespace ranklab {
 
 inline constexpr std::size_t kMaxPickleDepth = 64;
-inline constexpr std::size_t kMaxPickleValues = std::size_t{1} << 24;
+inline constexpr std::size_t kMaxPickleValues = std::size_t{1} << 22;
 
 /// The value a pickle holds. `name` is what errors call the input (its file name).
 /// Throws TraceError on anything outside the subset above, or a truncated pickle.
