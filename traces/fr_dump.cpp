@@ -119,6 +119,8 @@ json parse_document(std::string_view bytes, std::string_view file) {
     return json::parse(bytes);
   } catch (const json::parse_error& e) {
     throw TraceError(fmt::format("{}: offset {}: invalid JSON", file, e.byte));
+  } catch (const json::exception& e) {  // a number out of range (out_of_range.406)
+    throw TraceError(fmt::format("{}: invalid JSON: {:.120}", file, e.what()));
   }
 }
 
@@ -165,7 +167,7 @@ std::vector<int> parse_ranks(const json& value) {
   if (value.is_string()) {
     try {
       list = json::parse(value.get<std::string>());
-    } catch (const json::parse_error&) {
+    } catch (const json::exception&) {
       fail("ranks {} is not a list of ranks", describe(value));
     }
   }

@@ -287,6 +287,13 @@ TEST(FrImportErrorTest, NotADump) {
                    TraceError, "d_0.json: offset ");
   EXPECT_THROW_MSG((void)import_flight_recorder({{"dump", dump({{}}).dump()}}), TraceError,
                    "dump: no rank");
+  // Found by fr_importer_fuzzer: a number nlohmann cannot hold escaped as out_of_range.
+  EXPECT_THROW_MSG((void)import_flight_recorder({{"big_0.json", R"({"version":"2.4","t":1e4000})"}}),
+                   TraceError, "big_0.json: invalid JSON: ");
+  json ranks = dump({{}});
+  ranks["pg_config"]["0"]["ranks"] = "[1e4000]";
+  EXPECT_THROW_MSG((void)import({ranks}), TraceError,
+                   "nccl_trace_rank_0.json: pg_config '0': ranks \"[1e4000]\" is not a list");
   std::ifstream in(examples() / "healthy" / "pickle" / "nccl_trace_rank_0", std::ios::binary);
   std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   ASSERT_GT(bytes.size(), 100u);
