@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/support/temp_dir.hpp"
 #include "tests/traces_tools/run_command.hpp"
 
@@ -113,6 +115,41 @@ TEST(FrCliTest, OtherToolsTakeTheSameInput) {
       ranklab("explore " + shell_quoted(examples() / "missing_rank" / "json") +
               " --format pytorch-fr --runs 4 --jobs 1");
   EXPECT_EQ(explored.exit_code, 3) << explored.out << explored.err;
+}
+
+/// The size_mismatch example's JSON dumps with rank 3's stuck entry changed by `edit`.
+void write_variant(const std::filesystem::path& to, void (*edit)(nlohmann::json&)) {
+  const std::filesystem::path from = examples() / "size_mismatch" / "json";
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "nccl_trace_rank_" + std::to_string(r) + ".json";
+    std::ifstream in(from / name);
+    nlohmann::json dump = nlohmann::json::parse(in);
+    if (r == 3) {
+      nlohmann::json& entry = dump["entries"][2];
+      entry["input_sizes"] = entry["output_sizes"] = {{1024}};
+      edit(entry);
+    }
+    std::ofstream(to / name) << dump.dump();
+  }
+}
+
+//! A dtype or operation mismatch in a hung collective replays into the mismatch report
+//! naming the rank that differs (exit 4), as the size mismatch does.
+TEST(FrCliTest, DtypeAndOperationMismatches) {
+  testing::TempDir dtype("ranklab_fr_dtype");
+  write_variant(dtype.path(), [](nlohmann::json& e) {
+    e["input_dtypes"] = e["output_dtypes"] = {"Double"};
+  });
+  const CommandResult d = ranklab("replay --format pytorch-fr " + shell_quoted(dtype.path()));
+  EXPECT_EQ(d.exit_code, 4) << d.out << d.err;
+  EXPECT_TRUE(has(d.out, "all_reduce(sum, f64, count=1024) via direct   <-- differs")) << d.out;
+
+  testing::TempDir op("ranklab_fr_op");
+  write_variant(op.path(), [](nlohmann::json& e) { e["profiling_name"] = "nccl:all_gather"; });
+  const CommandResult o = ranklab("replay --format pytorch-fr " + shell_quoted(op.path()));
+  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
+  EXPECT_TRUE(has(o.out, "first rank that differs: 3")) << o.out;
+  EXPECT_TRUE(has(o.out, "all_gather(")) << o.out;
 }
 
 //! Bad input is one line naming the file (and entry), exit 1.
