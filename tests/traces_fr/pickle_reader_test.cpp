@@ -96,6 +96,39 @@ TEST(PickleReaderTest, TorchListBuildersReturnTheirList) {
   EXPECT_EQ(read_pickle(bytes, "ints"), nlohmann::json({1, 2}));
 }
 
+/// BINUNICODE then BINPUT `memo`, as torch's C++ pickler writes every new string.
+std::string str(std::string_view text, char memo) {
+  std::string out = "X";
+  const auto n = static_cast<std::uint32_t>(text.size());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  out += text;
+  out += "q";
+  out.push_back(memo);
+  return out;
+}
+
+//! What torch's C++ pickler (torch/csrc/jit/serialization/pickler.cpp) writes for a dump:
+//! every dict and list wrapped in restore_type_tag (GLOBAL memoized, then fetched again by
+//! BINGET), strings memoized, LONG1 of 8 bytes for large integers.
+TEST(PickleReaderTest, ReadsTorchsTypeTaggedLayout) {
+  std::string b = "\x80\x02" "ctorch.jit._pickle\nrestore_type_tag\nq";
+  b.push_back('\x00');
+  b += "}(" + str("version", 1) + str("2.4", 2) + str("entries", 3);
+  b += "h";
+  b.push_back('\x00');
+  b += "](";
+  b += "h";
+  b.push_back('\x00');
+  b += "}(" + str("time_created_ns", 4) + "\x8a\x08" + std::string("\x00\x00\x00\x00\x00\x00\x00\x01", 8);
+  b += "u" + str("Dict[str, Any]", 5) + "\x86R";
+  b += "e" + str("List[Any]", 6) + "\x86R";
+  b += "u" + str("Dict[str, Any]", 7) + "\x86R.";
+  const nlohmann::json expected = {
+      {"version", "2.4"},
+      {"entries", {{{"time_created_ns", std::uint64_t{1} << 56}}}}};
+  EXPECT_EQ(read_pickle(b, "torch"), expected);
+}
+
 //! Integers: LONG1 of 1 to 8 bytes, signed; wider ones are refused.
 TEST(PickleReaderTest, LongIntegersUpTo64Bits) {
   EXPECT_EQ(read_pickle(std::string("\x80\x02\x8a\x01\xff.", 6), "n"), nlohmann::json(-1));

@@ -9,6 +9,12 @@ timeout writes (`nccl_trace_rank_N`: a dict with `version`, `comm_lib_version`, 
 `torch._C._distributed_c10d._dump_fr_trace_json()` returns (`nccl_trace_rank_N.json`: the
 same without frames; pg_status values as strings; absent timestamps as 0).
 
+The pickle dumps of missing_rank and send_recv_cycle are written the way torch's C++
+pickler (torch/csrc/jit/serialization/pickler.cpp) writes a dump: protocol 2, every dict and
+list wrapped in torch.jit._pickle.restore_type_tag, strings memoized, 8-byte LONG1 for large
+integers (TorchPickler below); size_mismatch uses Python's pickle, protocol 2, and healthy
+protocol 4 (Python's default), so the reader is shown all three.
+
 Each case is a 4-rank job, in both forms:
   missing_rank/    rank 3 skips the last all_reduce; ranks 0-2 hang in it
   size_mismatch/   rank 3 all_reduces 1000 floats where the others all_reduce 1024
@@ -25,6 +31,7 @@ import json
 import os
 import pickle
 import shutil
+import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORLD = 4
@@ -144,6 +151,95 @@ def as_json(d):
     return out
 
 
+class TorchPickler:
+    """The opcodes torch's C++ Pickler emits for plain data (pushIValue and friends)."""
+
+    def __init__(self):
+        self.out = bytearray(b"\x80\x02")
+        self.memo = 0
+        self.strings = {}
+        self.globals = {}
+
+    def _put(self):
+        self.out += b"q" + bytes([self.memo]) if self.memo <= 255 else b"r" + struct.pack("<I", self.memo)
+        self.memo += 1
+        return self.memo - 1
+
+    def _get(self, index):
+        self.out += b"h" + bytes([index]) if index <= 255 else b"j" + struct.pack("<I", index)
+
+    def _global(self, module, name):
+        key = f"{module}\n{name}\n"
+        if key in self.globals:
+            self._get(self.globals[key])
+        else:
+            self.out += b"c" + key.encode()
+            self.globals[key] = self._put()
+
+    def _string(self, text):
+        if text in self.strings:
+            self._get(self.strings[text])
+            return
+        data = text.encode()
+        self.out += b"X" + struct.pack("<I", len(data)) + data
+        self.strings[text] = self._put()
+
+    def _int(self, n):
+        if 0 <= n <= 0xFF:
+            self.out += b"K" + bytes([n])
+        elif 0 <= n <= 0xFFFF:
+            self.out += b"M" + struct.pack("<H", n)
+        elif -2**31 <= n < 2**31:
+            self.out += b"J" + struct.pack("<i", n)
+        else:
+            self.out += b"\x8a\x08" + struct.pack("<q", n)
+
+    def value(self, v):
+        if v is None:
+            self.out += b"N"
+        elif isinstance(v, bool):
+            self.out += b"\x88" if v else b"\x89"
+        elif isinstance(v, int):
+            self._int(v)
+        elif isinstance(v, float):
+            self.out += b"G" + struct.pack(">d", v)
+        elif isinstance(v, str):
+            self._string(v)
+        elif isinstance(v, tuple):
+            if 1 <= len(v) <= 3:
+                for item in v:
+                    self.value(item)
+                self.out += bytes([0x84 + len(v)])
+            else:
+                self.out += b"("
+                for item in v:
+                    self.value(item)
+                self.out += b"t"
+        elif isinstance(v, list):
+            self._global("torch.jit._pickle", "restore_type_tag")
+            self.out += b"]("
+            for item in v:
+                self.value(item)
+            self.out += b"e"
+            self._string("List[Any]")
+            self.out += b"\x86R"
+        elif isinstance(v, dict):
+            self._global("torch.jit._pickle", "restore_type_tag")
+            self.out += b"}("
+            for key, item in v.items():
+                self.value(key)
+                self.value(item)
+            self.out += b"u"
+            self._string("Dict[str, Any]")
+            self.out += b"\x86R"
+        else:
+            raise TypeError(type(v))
+
+    def dumps(self, v):
+        self.value(v)
+        return bytes(self.out + b".")
+
+
 def write(case, ranks, pgs=("0",), protocol=2):
     for form in ("pickle", "json"):
         folder = os.path.join(HERE, case, form)
@@ -153,7 +249,10 @@ def write(case, ranks, pgs=("0",), protocol=2):
             d = dump(r, pgs)
             if form == "pickle":
                 with open(os.path.join(folder, f"nccl_trace_rank_{r.rank}"), "wb") as f:
-                    pickle.dump(d, f, protocol=protocol)
+                    if protocol == "torch":
+                        f.write(TorchPickler().dumps(d))
+                    else:
+                        pickle.dump(d, f, protocol=protocol)
             else:
                 with open(os.path.join(folder, f"nccl_trace_rank_{r.rank}.json"), "w") as f:
                     json.dump(as_json(d), f, separators=(",", ":"))
@@ -170,7 +269,7 @@ def missing_rank():
     warmup(ranks)
     for r in ranks[:3]:  # `if rank != 3: dist.all_reduce(loss)`: rank 3 never calls it
         r.collective("0", "all_reduce", [[1]], [[1]], state="started", site=("sync_loss", 47))
-    write("missing_rank", ranks)
+    write("missing_rank", ranks, protocol="torch")
 
 
 def size_mismatch():
@@ -196,7 +295,7 @@ def send_recv_cycle():
     ranks[3].recv(2, shape)
     ranks[3].send(2, shape)
     ranks[2].recv(3, shape)
-    write("send_recv_cycle", ranks)
+    write("send_recv_cycle", ranks, protocol="torch")
 
 
 def healthy():
