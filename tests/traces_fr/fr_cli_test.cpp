@@ -89,6 +89,20 @@ TEST(FrCliTest, DumpFilesOneByOne) {
   EXPECT_TRUE(has(run.out, "(+3 more)")) << run.out;
 }
 
+//! A rank whose dump is missing (its process died) replays with no operations: the rank
+//! the others wait for, said on stderr too.
+TEST(FrCliTest, RankWithoutADump) {
+  const std::filesystem::path dir = examples() / "healthy" / "json";
+  std::string args;
+  for (int r = 0; r < 3; ++r) {
+    args += " " + shell_quoted(dir / ("nccl_trace_rank_" + std::to_string(r) + ".json"));
+  }
+  const CommandResult run = ranklab("replay --format pytorch-fr" + args);
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_TRUE(has(run.out, "rank 3 never joined broadcast #0 of world (it finished)")) << run.out;
+  EXPECT_TRUE(has(run.err, "ranks 3 of the world have no dump")) << run.err;
+}
+
 //! stats, diff, export and explore take the same input as replay.
 TEST(FrCliTest, OtherToolsTakeTheSameInput) {
   const std::string healthy = shell_quoted(examples() / "healthy" / "pickle");
