@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
@@ -255,6 +256,14 @@ class Emitter {
   std::vector<std::vector<const FrEntry*>> origin_;
 };
 
+/// In a folder, dumps are the files whose name (less its extension) ends in their rank, as
+/// torch names them; anything else beside them (a README, notes) is not read.
+bool is_dump_name(const std::filesystem::path& path) {
+  const std::string stem = path.stem().string();
+  return !stem.empty() && !stem.starts_with(".") &&
+         std::isdigit(static_cast<unsigned char>(stem.back()));
+}
+
 std::string read_file(const std::filesystem::path& path) {
   std::error_code error;
   const std::uintmax_t size = std::filesystem::file_size(path, error);
@@ -350,11 +359,14 @@ Trace read_flight_recorder(const std::vector<std::filesystem::path>& inputs) {
     }
     std::vector<std::filesystem::path> inside;
     for (const auto& item : std::filesystem::directory_iterator(input, error)) {
-      const std::string name = item.path().filename().string();
-      if (item.is_regular_file() && !name.starts_with(".")) inside.push_back(item.path());
+      if (item.is_regular_file() && is_dump_name(item.path())) inside.push_back(item.path());
     }
     if (error) throw TraceError(fmt::format("{}: cannot list: {}", input.string(), error.message()));
-    if (inside.empty()) throw TraceError(fmt::format("{}: a folder without dumps", input.string()));
+    if (inside.empty()) {
+      throw TraceError(fmt::format(
+          "{}: a folder without dumps (files named for their rank, as nccl_trace_rank_3)",
+          input.string()));
+    }
     std::sort(inside.begin(), inside.end());
     paths.insert(paths.end(), inside.begin(), inside.end());
   }

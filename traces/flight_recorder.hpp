@@ -48,8 +48,9 @@ struct FrDumpFile {
 /// dump that cannot be read or contradicts itself or the others.
 Trace import_flight_recorder(const std::vector<FrDumpFile>& dumps);
 
-/// Reads the dumps at `inputs`: files, or folders whose regular files (not hidden ones) are
-/// all dumps. Throws TraceError for a path that cannot be read, and as above.
+/// Reads the dumps at `inputs`: files, or folders holding them (the files whose name, less
+/// its extension, ends in the rank: nccl_trace_rank_3, rank_3.json; other files and
+/// subfolders are not read). Throws TraceError for a path that cannot be read, and as above.
 Trace read_flight_recorder(const std::vector<std::filesystem::path>& inputs);
 
 }  // namespace ranklab

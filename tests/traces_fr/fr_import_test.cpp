@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "tests/support/expect_throw_msg.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "traces/error.hpp"
 #include "traces/jsonl.hpp"
 
@@ -191,7 +192,7 @@ TEST(FrImportTest, CoalescedGroupsArePostedTogether) {
 //! form carries call sites (dump_json writes no frames).
 TEST(FrImportTest, ShippedExamplesAgreeAcrossForms) {
   for (const char* name : {"missing_rank", "size_mismatch", "send_recv_cycle", "healthy"}) {
-    Trace pickle = read_flight_recorder({examples() / name / "pickle"});
+    Trace pickle = read_flight_recorder({examples() / name});
     const Trace from_json = read_flight_recorder({examples() / name / "json"});
     ASSERT_EQ(pickle.header.world_size, 4) << name;
     bool sites = false;
@@ -208,11 +209,27 @@ TEST(FrImportTest, ShippedExamplesAgreeAcrossForms) {
 
 //! The missing participant: rank 3's dump lacks the all_reduce the others are stuck in.
 TEST(FrImportTest, MissingRankExample) {
-  const Trace trace = read_flight_recorder({examples() / "missing_rank" / "pickle"});
+  const Trace trace = read_flight_recorder({examples() / "missing_rank"});
   ASSERT_EQ(trace.ranks[0].size(), 3u);
   ASSERT_EQ(trace.ranks[3].size(), 2u);
   EXPECT_EQ(trace.ranks[0][2].status, OpStatus::pending);
   EXPECT_EQ(trace.ranks[0][2].site.function, "sync_loss");
+}
+
+//! In a folder, the files named for their rank are the dumps; a README beside them is not
+//! read, and a folder with none is an error that says what a dump's name looks like.
+TEST(FrImportTest, FolderReadsFilesNamedForTheirRank) {
+  testing::TempDir dir("ranklab_fr_folder");
+  std::ofstream(dir / "README.md") << "dumps of the job that hung on Tuesday\n";
+  EXPECT_THROW_MSG((void)read_flight_recorder({dir.path()}), TraceError,
+                   "a folder without dumps (files named for their rank, as nccl_trace_rank_3)");
+  const json config = {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", "[0, 1]"}}}};
+  for (int r = 0; r < 2; ++r) {
+    std::ofstream(dir / ("rank_" + std::to_string(r) + ".json")) << dump({{}}, config).dump();
+  }
+  const Trace trace = read_flight_recorder({dir.path()});
+  EXPECT_EQ(trace.header.world_size, 2);
+  EXPECT_EQ(trace.header.config["dumps"], 2);
 }
 
 // ---- malformed dumps --------------------------------------------------------------------
@@ -294,7 +311,7 @@ TEST(FrImportErrorTest, NotADump) {
   ranks["pg_config"]["0"]["ranks"] = "[1e4000]";
   EXPECT_THROW_MSG((void)import({ranks}), TraceError,
                    "nccl_trace_rank_0.json: pg_config '0': ranks \"[1e4000]\" is not a list");
-  std::ifstream in(examples() / "healthy" / "pickle" / "nccl_trace_rank_0", std::ios::binary);
+  std::ifstream in(examples() / "healthy" / "nccl_trace_rank_0", std::ios::binary);
   std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   ASSERT_GT(bytes.size(), 100u);
   EXPECT_THROW_MSG((void)import_flight_recorder({{"cut_0", bytes.substr(0, bytes.size() / 2)}}),

@@ -15,7 +15,8 @@ list wrapped in torch.jit._pickle.restore_type_tag, strings memoized, 8-byte LON
 integers (TorchPickler below); size_mismatch uses Python's pickle, protocol 2, and healthy
 protocol 4 (Python's default), so the reader is shown all three.
 
-Each case is a 4-rank job, in both forms:
+Each case is a 4-rank job, in both forms (CASE/nccl_trace_rank_N and
+CASE/json/nccl_trace_rank_N.json):
   missing_rank/    rank 3 skips the last all_reduce; ranks 0-2 hang in it
   size_mismatch/   rank 3 all_reduces 1000 floats where the others all_reduce 1024
   send_recv_cycle/ ranks 0 and 1 both send before they receive (pipeline stages)
@@ -30,7 +31,6 @@ and protocol 4 for the healthy case, as Python's own default); ranklab never unp
 import json
 import os
 import pickle
-import shutil
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -242,9 +242,13 @@ class TorchPickler:
 
 def write(case, ranks, pgs=("0",), protocol=2):
     for form in ("pickle", "json"):
-        folder = os.path.join(HERE, case, form)
-        shutil.rmtree(folder, ignore_errors=True)
-        os.makedirs(folder)
+        # The pickle dumps in the case's folder itself (what a timeout leaves behind), the
+        # JSON ones in json/ beside them.
+        folder = os.path.join(HERE, case) if form == "pickle" else os.path.join(HERE, case, "json")
+        os.makedirs(folder, exist_ok=True)
+        for name in os.listdir(folder):
+            if name.startswith("nccl_trace_rank_"):
+                os.remove(os.path.join(folder, name))
         for r in ranks:
             d = dump(r, pgs)
             if form == "pickle":
