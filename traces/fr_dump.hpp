@@ -13,7 +13,9 @@
 //                     or "BACKEND:recv A<-B" (group ranks), "BACKEND:coalesced"
 //     input_sizes, input_dtypes, output_sizes, output_dtypes   (lists of shapes, dtype names)
 //     state        scheduled | started | completed
-//     frames       optional [{name, filename, line}], innermost first (pickle dumps only)
+//     frames       optional [{name, filename, line}], innermost first (pickle dumps only);
+//                  the call site is the first frame whose file is not torch's (no `/torch/`
+//                  folder in its path, not `<frozen ...>`), else the innermost
 // Everything else (pg_status, timings, nccl_comm_state, thread names) is ignored.
 #pragma once
 
