@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "traces/diff.hpp"
-#include "traces/jsonl.hpp"
+#include "cli/trace_input_flags.hpp"
 
 namespace ranklab::cli {
 
@@ -12,15 +12,18 @@ CLI::App& add_diff_command(CLI::App& app, DiffFlags& flags) {
       "diff",
       "compare two traces rank by rank; print each rank's first divergence (exit 0 identical, "
       "2 different). Ignores lamport and the header's config (policy, seed, threads, ...)");
-  diff.add_option("A", flags.a, "first trace (JSON Lines)")->required();
-  diff.add_option("B", flags.b, "second trace (JSON Lines)")->required();
+  diff.add_option("A", flags.a, "first trace (JSON Lines, or in the --format given)")->required();
+  diff.add_option("B", flags.b,
+                  "second trace, in the same format (with pytorch-fr: a folder of dumps, or one)")
+      ->required();
+  add_format_flag(diff, flags.format);
   diff.add_flag("--json", flags.json, "print the report as JSON");
   return diff;
 }
 
 int diff_command(const DiffFlags& flags) {
-  const Trace a = read_trace_file(flags.a);
-  const Trace b = read_trace_file(flags.b);
+  const Trace a = read_trace_input(flags.format, {flags.a});
+  const Trace b = read_trace_input(flags.format, {flags.b});
   const TraceDiff diff = diff_traces(a, b);
   if (flags.json) {
     std::cout << diff_to_json(diff, flags.a, flags.b).dump(2) << "\n";

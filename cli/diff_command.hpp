@@ -10,6 +10,7 @@ namespace ranklab::cli {
 struct DiffFlags {
   std::string a;
   std::string b;
+  std::string format = "ranklab";  ///< of both
   bool json = false;
 };
 

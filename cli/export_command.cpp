@@ -9,7 +9,7 @@
 #include "traces/error.hpp"
 #include "traces/export_html.hpp"
 #include "traces/export_perfetto.hpp"
-#include "traces/jsonl.hpp"
+#include "cli/trace_input_flags.hpp"
 #include "traces/messages.hpp"
 
 namespace ranklab::cli {
@@ -17,7 +17,10 @@ namespace ranklab::cli {
 CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
   CLI::App& command = *app.add_subcommand(
       "export", "write a trace for a viewer: Perfetto/Chrome JSON or a self-contained HTML report");
-  command.add_option("TRACE", flags.trace, "trace (JSON Lines)")->required();
+  command.add_option("TRACE", flags.trace, "trace (JSON Lines, or in the --format given)")->required();
+  command.add_option("MORE", flags.more_traces,
+                     "with --format pytorch-fr: further dump files or folders");
+  add_format_flag(command, flags.format);
   command.add_option("--perfetto", flags.perfetto,
                      "write Chrome Trace Event JSON here (open it in ui.perfetto.dev)");
   command.add_option("--html", flags.html, "write the HTML report here");
@@ -32,7 +35,9 @@ int export_command(const ExportFlags& flags) {
   if (flags.perfetto.empty() && flags.html.empty()) {
     throw UsageError("export: say what to write: --perfetto OUT.json and/or --html OUT.html");
   }
-  const Trace trace = read_trace_file(flags.trace);
+  std::vector<std::string> paths = {flags.trace};
+  paths.insert(paths.end(), flags.more_traces.begin(), flags.more_traces.end());
+  const Trace trace = read_trace_input(flags.format, paths);
   // Arrows need both ends; a receive whose send line is gone is drawn without one.
   if (const auto dangling = link_messages(trace).dangling_receives; dangling > 0) {
     spdlog::warn("{}: {} receives name a send that is not in the trace; drawn without arrows",

@@ -5,11 +5,14 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace ranklab::cli {
 
 struct ExportFlags {
   std::string trace;
+  std::vector<std::string> more_traces;  ///< pytorch-fr: further dump files or folders
+  std::string format = "ranklab";
   std::string perfetto;  ///< empty: not asked for
   std::string html;      ///< empty: not asked for
   std::size_t max_events = 20'000;

@@ -7,6 +7,7 @@
 #include "cli/cost_flags.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "cli/scenarios.hpp"
+#include "cli/trace_input_flags.hpp"
 #include "cli/train_command.hpp"
 #include "emulator/cluster.hpp"
 #include "emulator/errors.hpp"
@@ -133,10 +134,9 @@ class MainJob final : public Job {
 class ReplayJob final : public Job {
  public:
   explicit ReplayJob(const ReplayFlags& flags)
-      : path_(flags.trace), trace_(read_trace_file(flags.trace)), cost_(to_cost_model(flags.cost)) {
-    if (flags.format != "ranklab") {
-      throw UsageError(fmt::format("unknown --format '{}': expected ranklab", flags.format));
-    }
+      : path_(input_name(flags.trace, flags.more_traces)),
+        trace_(read_replay_input(flags)),
+        cost_(to_cost_model(flags.cost)) {
     options_ = to_cluster_options(flags.cluster, trace_.header.world_size);
   }
 

@@ -8,7 +8,7 @@
 #include "emulator/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
-#include "traces/simgrid_ti.hpp"
+#include "cli/trace_input_flags.hpp"
 #include "traces/sink.hpp"
 
 namespace ranklab::cli {
@@ -21,26 +21,26 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
       "2 not, 3 deadlock, 4 mismatch, 5 a rank failed)");
   command
       .add_option("TRACE", flags.trace,
-                  "trace to replay: JSON Lines, or with --format simgrid-ti a SimGrid TI trace "
-                  "(its trace.txt, the folder holding it, or a file of actions)")
+                  "trace to replay: JSON Lines, or in the --format given (a SimGrid TI trace, "
+                  "PyTorch Flight Recorder dumps)")
       ->required();
-  command
-      .add_option("--format", flags.format,
-                  "ranklab (JSON Lines) or simgrid-ti (SMPI's time-independent trace)")
-      ->capture_default_str();
+  command.add_option("MORE", flags.more_traces,
+                     "with --format pytorch-fr: further dump files or folders (one dump per rank)");
+  add_format_flag(command, flags.format);
   command.add_flag("--json", flags.json, "print the report as JSON");
   add_cluster_flags(command, flags.cluster, ClusterFlagSet::replay);
   add_cost_flags(command, flags.cost);
   return command;
 }
 
+Trace read_replay_input(const ReplayFlags& flags) {
+  std::vector<std::string> paths = {flags.trace};
+  paths.insert(paths.end(), flags.more_traces.begin(), flags.more_traces.end());
+  return read_trace_input(flags.format, paths);
+}
+
 int replay_command(const ReplayFlags& flags) {
-  if (flags.format != "ranklab" && flags.format != "simgrid-ti") {
-    throw UsageError(
-        fmt::format("unknown --format '{}': expected ranklab or simgrid-ti", flags.format));
-  }
-  const Trace trace =
-      flags.format == "ranklab" ? read_trace_file(flags.trace) : read_simgrid_ti(flags.trace);
+  const Trace trace = read_replay_input(flags);
   const std::optional<CostModel> cost = to_cost_model(flags.cost);
   ReplayOptions options;
   options.cluster = to_cluster_options(flags.cluster, trace.header.world_size);
@@ -49,9 +49,9 @@ int replay_command(const ReplayFlags& flags) {
       cost && !flags.cluster.trace_path.empty() ? std::make_shared<MemorySink>() : nullptr;
   options.cluster.trace_sink =
       memory ? std::shared_ptr<TraceSink>(memory) : open_trace_sink(flags.cluster);
-  options.cluster.trace_config = {{"program", "replay"}, {"replayed", flags.trace}};
+  options.cluster.trace_config = {{"program", "replay"}, {"replayed", input_name(flags.trace, flags.more_traces)}};
 
-  spdlog::info("replaying {} ({} ranks)", flags.trace, trace.header.world_size);
+  spdlog::info("replaying {} ({} ranks)", input_name(flags.trace, flags.more_traces), trace.header.world_size);
   const ReplayReport report = replay_trace(trace, options);
   // The recording is timed: its structure is what the replay re-issued (and it holds the
   // compute of imported traces, which the fabric never sees).
@@ -63,14 +63,14 @@ int replay_command(const ReplayFlags& flags) {
     write_trace_creating_folders(flags.cluster.trace_path, replayed);
   }
   if (flags.json) {
-    nlohmann::json doc = replay_to_json(report, flags.trace);
+    nlohmann::json doc = replay_to_json(report, input_name(flags.trace, flags.more_traces));
     if (times) doc["virtual_time"] = virtual_times_to_json(*times, *cost);
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << fmt::format("replay: policy {}, threads {}, send mode {}\n",
                              options.cluster.policy.to_string(), options.cluster.threads,
                              options.cluster.send_mode.to_string())
-              << format_replay(report, flags.trace);
+              << format_replay(report, input_name(flags.trace, flags.more_traces));
     if (times) std::cout << format_virtual_times(*times, *cost);
     if (!flags.cluster.trace_path.empty())
       std::cout << "trace: " << flags.cluster.trace_path << "\n";

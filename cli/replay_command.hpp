@@ -6,14 +6,17 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/cluster_flags.hpp"
 #include "cli/cost_flags.hpp"
+#include "traces/event.hpp"
 
 namespace ranklab::cli {
 
 struct ReplayFlags {
   std::string trace;
+  std::vector<std::string> more_traces;  ///< pytorch-fr: further dump files or folders
   std::string format = "ranklab";
   bool json = false;
   ClusterFlags cluster;
@@ -22,6 +25,9 @@ struct ReplayFlags {
 
 /// Registers the subcommand; `flags` must outlive parsing.
 CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags);
+
+/// The trace `flags` names, in its --format (cli/trace_input_flags.hpp).
+Trace read_replay_input(const ReplayFlags& flags);
 
 /// Replays the trace and prints the report; returns the exit code.
 int replay_command(const ReplayFlags& flags);

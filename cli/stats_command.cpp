@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "traces/jsonl.hpp"
+#include "cli/trace_input_flags.hpp"
 #include "traces/stats.hpp"
 
 namespace ranklab::cli {
@@ -10,19 +10,24 @@ namespace ranklab::cli {
 CLI::App& add_stats_command(CLI::App& app, StatsFlags& flags) {
   CLI::App& stats = *app.add_subcommand(
       "stats", "traffic of a trace: per group kind, per operation, rank x rank matrix");
-  stats.add_option("TRACE", flags.trace, "trace (JSON Lines)")->required();
+  stats.add_option("TRACE", flags.trace, "trace (JSON Lines, or in the --format given)")->required();
+  stats.add_option("MORE", flags.more_traces, "with --format pytorch-fr: further dump files or folders");
+  add_format_flag(stats, flags.format);
   stats.add_flag("--json", flags.json, "print the statistics as JSON");
   return stats;
 }
 
 int stats_command(const StatsFlags& flags) {
-  const TraceStats stats = compute_stats(read_trace_file(flags.trace));
+  std::vector<std::string> paths = {flags.trace};
+  paths.insert(paths.end(), flags.more_traces.begin(), flags.more_traces.end());
+  const TraceStats stats = compute_stats(read_trace_input(flags.format, paths));
+  const std::string name = input_name(flags.trace, flags.more_traces);
   if (flags.json) {
     nlohmann::json out = stats_to_json(stats);
-    out["trace"] = flags.trace;
+    out["trace"] = name;
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << format_stats(stats, flags.trace);
+    std::cout << format_stats(stats, name);
   }
   return 0;
 }

@@ -4,11 +4,14 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace ranklab::cli {
 
 struct StatsFlags {
   std::string trace;
+  std::vector<std::string> more_traces;  ///< pytorch-fr: further dump files or folders
+  std::string format = "ranklab";
   bool json = false;
 };
 

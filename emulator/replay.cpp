@@ -253,7 +253,7 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   report.run = replay_cluster.run([&plan](RankContext& context) { replay_rank(context, plan); });
   report.elapsed = std::chrono::steady_clock::now() - start;
-  checker->summarize(report);
+  checker->summarize(report);  // after report.run: where ranks stopped needs it
   return report;
 }
 

@@ -58,6 +58,17 @@ struct ReplayDivergence {
   std::vector<std::string_view> fields;  ///< what differs; empty when never issued
 };
 
+/// Where a rank was when a replay that did not end ok stopped: the operation it was still
+/// in, or (a rank that was in none) its last one, with the call site the recording gave it
+/// (format 1.2 `site`; imported Flight Recorder dumps carry the Python frame).
+struct ReplayStop {
+  int rank = 0;
+  std::uint64_t rank_seq = 0;
+  std::string call;         ///< the recorded operation, as `ranklab diff` prints it
+  CallSite site;            ///< empty when the trace has none
+  bool in_progress = true;  ///< false: the rank's last operation, which completed
+};
+
 /// What a replay did and whether it reproduced the recording.
 struct ReplayReport {
   RunReport run;  ///< how the replayed run ended (deadlock report and all)
@@ -72,6 +83,7 @@ struct ReplayReport {
   std::uint64_t hash_mismatches = 0;          ///< of those, send and receive hashes that disagree
   std::string first_hash_mismatch;            ///< "rank 1 op #3 ..." for the report
   bool wait_points = false;                   ///< the trace had them (format >= 1.1)
+  std::vector<ReplayStop> stops;              ///< by rank, when the run did not end ok
   std::chrono::nanoseconds elapsed{0};        ///< wall time of the replayed run
 
   /// Every operation replayed as recorded and every recorded hash pair agrees.

@@ -41,6 +41,8 @@ void ReplayChecker::record(const TraceEvent& event) {
   if (check.seen[index]) return;  // recorded once; cannot happen, but never count twice
   check.seen[index] = true;
   ++check.seen_count;
+  if (event.status == OpStatus::pending) check.stuck.push_back(index);
+  if (check.last == SIZE_MAX || index > check.last) check.last = index;
 
   std::vector<std::string_view> fields =
       differing_fields(*it, recorded_.header, event, recorded_.header);
@@ -65,6 +67,18 @@ void ReplayChecker::finish(const TraceHeader& header) {
 
 void ReplayChecker::summarize(ReplayReport& report) const {
   report.reproduced_messages = reproduced_messages_;
+  if (!report.run.ok()) {
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      const RankCheck& check = ranks_[r];
+      const auto stop = [&](std::size_t index, bool in_progress) {
+        const TraceEvent& e = recorded_.ranks[r][index];
+        report.stops.push_back({static_cast<int>(r), e.rank_seq,
+                                describe_event(e, recorded_.header), e.site, in_progress});
+      };
+      for (const std::size_t index : check.stuck) stop(index, true);
+      if (check.stuck.empty() && check.last != SIZE_MAX) stop(check.last, false);
+    }
+  }
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const RankCheck& check = ranks_[r];
     const auto& events = recorded_.ranks[r];

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iterator>
 
 #include "emulator/replay.hpp"
@@ -28,6 +29,28 @@ std::string verdict(const ReplayReport& report) {
       report.hash_mismatches
           ? fmt::format("; {} recorded hash pairs disagree", report.hash_mismatches)
           : "");
+}
+
+std::string format_site(const CallSite& site) {
+  std::string out = site.file.empty() ? std::string("?") : site.file;
+  if (site.line != 0) out += fmt::format(":{}", site.line);
+  if (!site.function.empty()) out += " in " + site.function;
+  return out;
+}
+
+/// Where each rank stopped, with the recorded call sites; nothing when the trace has none.
+void append_stops(std::string& out, const ReplayReport& report) {
+  const bool any_site = std::any_of(report.stops.begin(), report.stops.end(),
+                                    [](const ReplayStop& s) { return !s.site.empty(); });
+  if (!any_site) return;
+  auto it = std::back_inserter(out);
+  if (!out.ends_with("\n\n")) out += "\n";
+  out += "call sites (from the recording), where each rank stopped:\n";
+  for (const ReplayStop& s : report.stops) {
+    fmt::format_to(it, "  rank {} {} {}\n    at {}\n", s.rank,
+                   s.in_progress ? "still in" : "last completed", s.call, format_site(s.site));
+  }
+  out += "\n";
 }
 
 }  // namespace
@@ -58,6 +81,7 @@ std::string format_replay(const ReplayReport& report, std::string_view name) {
     }
   }
   if (!report.run.ok()) out += "\n" + report.run.details + "\n";
+  append_stops(out, report);
   // As a run's report ends: the bug the recorded pattern reaches, classified.
   if (const std::string culprit = culprit_line(report.run.culprit); !culprit.empty()) {
     out += culprit + "\n";
@@ -78,7 +102,17 @@ nlohmann::json replay_to_json(const ReplayReport& report, std::string_view name)
                            {"replayed", d.replayed},
                            {"fields", d.fields}});
   }
+  nlohmann::json stops = nlohmann::json::array();
+  for (const ReplayStop& s : report.stops) {
+    stops.push_back({{"rank", s.rank},
+                     {"rank_seq", s.rank_seq},
+                     {"call", s.call},
+                     {"in_progress", s.in_progress},
+                     {"site",
+                      {{"file", s.site.file}, {"line", s.site.line}, {"function", s.site.function}}}});
+  }
   return {{"trace", name},
+          {"stops", stops},
           {"world_size", report.world_size},
           {"reproduced", report.reproduced()},
           {"recorded_operations", report.recorded_operations},

@@ -38,6 +38,18 @@ struct ComputeWork {
 
 inline constexpr std::int64_t kNoTime = -1;  ///< an absent virtual time
 
+/// Where the program issued an operation (format 1.2): a source file, a line (0: unknown)
+/// and a function. Importers fill it from what the recording kept (a PyTorch Flight
+/// Recorder entry's innermost user frame); empty when unknown.
+struct CallSite {
+  std::string file;
+  std::uint32_t line = 0;
+  std::string function;
+
+  bool empty() const { return file.empty() && function.empty() && line == 0; }
+  friend bool operator==(const CallSite&, const CallSite&) = default;
+};
+
 /// One operation of one rank. Point-to-point ops carry `peer` (global rank) and `msg`;
 /// collectives carry `coll_seq` (the group's collective index) and, where it applies,
 /// `root` (global rank) and `reduce_op`.
@@ -76,6 +88,8 @@ struct TraceEvent {
   /// posted the operation, and when it completed (kNoTime: not timed, or never completed).
   std::int64_t vt_post_ns = kNoTime;
   std::int64_t vt_end_ns = kNoTime;
+  /// Where the program issued it (format 1.2); not compared by diff or replay.
+  CallSite site;
 
   friend bool operator==(const TraceEvent&, const TraceEvent&) = default;
 };

@@ -170,6 +170,7 @@ class EventParser {
     event.lamport = as_unsigned(require_field(line, "lamport"), "lamport");
     parse_wait_points(line, event);
     parse_time(line, event);
+    parse_site(line, event);
     return event;
   }
 
@@ -287,6 +288,21 @@ class EventParser {
         fail("vt_end_ns {} is before vt_post_ns {}", event.vt_end_ns, event.vt_post_ns);
       }
     }
+  }
+
+  /// `site` (format 1.2): optional {"file": S, "line": N, "function": S}, each member optional.
+  static void parse_site(const json& line, TraceEvent& event) {
+    const json* site = find_field(line, "site");
+    if (site == nullptr) return;
+    const json& object = as_object(*site, "site");
+    if (const json* file = find_field(object, "file")) event.site.file = as_string(*file, "site.file");
+    if (const json* number = find_field(object, "line")) {
+      const std::uint64_t value = as_unsigned(*number, "site.line");
+      if (value > UINT32_MAX) fail("field 'site.line' is out of range, got {}", value);
+      event.site.line = static_cast<std::uint32_t>(value);
+    }
+    if (const json* function = find_field(object, "function"))
+      event.site.function = as_string(*function, "site.function");
   }
 
   static std::int64_t parse_time_ns(const json& value, const char* key) {

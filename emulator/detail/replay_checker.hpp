@@ -24,7 +24,8 @@ class ReplayChecker final : public TraceSink {
   void record(const TraceEvent& event) override;
   void finish(const TraceHeader& header) override;
 
-  /// Fills the comparison part of `report`: operations, divergences, messages.
+  /// Fills the comparison part of `report`: operations, divergences, messages; where each
+  /// rank stopped if the run did not end ok (report.run must be set).
   void summarize(ReplayReport& report) const;
 
  private:
@@ -38,6 +39,8 @@ class ReplayChecker final : public TraceSink {
     std::vector<bool> linked;  ///< by recorded index: a receive whose send is in the trace
     std::uint64_t seen_count = 0;
     std::uint64_t differing = 0;
+    std::vector<std::size_t> stuck;  ///< recorded indices replayed as still pending
+    std::size_t last = SIZE_MAX;     ///< the highest recorded index replayed
     bool has_first = false;
     Difference first;  ///< the lowest index that differs
   };

@@ -1,0 +1,55 @@
+#include "cli/trace_input_flags.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "traces/error.hpp"
+#include "traces/trace_input.hpp"
+
+namespace ranklab::cli {
+
+void add_format_flag(CLI::App& command, std::string& format) {
+  command.add_option("--format", format, kFormatHelp)->capture_default_str();
+}
+
+namespace {
+
+/// What a Flight Recorder import left out or found missing (the header's config), on stderr:
+/// a report that names a rank which merely had no dump should not surprise.
+void log_fr_import(const Trace& trace) {
+  const nlohmann::json& config = trace.header.config;
+  const nlohmann::json& left = config.value("left_out", nlohmann::json::object());
+  spdlog::info(
+      "imported {} Flight Recorder dumps (version {}); left out: {} entries after a pending "
+      "one on their group, {} older than every rank's ring buffer, {} completed messages "
+      "whose partner is not in the other dump",
+      config.value("dumps", 0), config.value("fr_version", "?"), left.value("after_pending", 0),
+      left.value("before_window", 0), left.value("unmatched_completed", 0));
+  const std::vector<int> without = config.value("ranks_without_dump", std::vector<int>{});
+  if (!without.empty()) {
+    spdlog::warn("ranks {} of the world have no dump: they replay with no operations",
+                 fmt::join(without, ", "));
+  }
+}
+
+}  // namespace
+
+Trace read_trace_input(const std::string& format, const std::vector<std::string>& paths) {
+  const std::optional<TraceFormat> parsed = parse_trace_format(format);
+  if (!parsed) {
+    throw UsageError(
+        fmt::format("unknown --format '{}': expected {}", format, trace_format_names()));
+  }
+  Trace trace = ranklab::read_trace_input(*parsed, {paths.begin(), paths.end()});
+  if (*parsed == TraceFormat::pytorch_fr) log_fr_import(trace);
+  return trace;
+}
+
+std::string input_name(const std::string& path, const std::vector<std::string>& more) {
+  return more.empty() ? path : fmt::format("{} (+{} more)", path, more.size());
+}
+
+}  // namespace ranklab::cli

@@ -1,0 +1,194 @@
+// `ranklab replay|stats|diff|export|explore --format pytorch-fr` end to end on the shipped
+// Flight Recorder examples: each case's exit code and report lines as its expected.txt
+// says, for the pickle and the JSON form; the same input for the other tools; and one-line
+// errors for bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/temp_dir.hpp"
+#include "tests/traces_tools/run_command.hpp"
+
+namespace ranklab {
+namespace {
+
+using tools_testing::CommandResult;
+using tools_testing::shell_quoted;
+
+std::filesystem::path examples() {
+  return std::filesystem::path(RANKLAB_SOURCE_DIR) / "traces" / "examples" / "fr";
+}
+
+CommandResult ranklab(const std::string& args) { return tools_testing::run_ranklab(args); }
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+struct Expected {
+  int exit_code = -1;
+  std::vector<std::string> both;
+  std::vector<std::string> pickle_only;
+};
+
+Expected read_expected(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  Expected out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("exit ")) out.exit_code = std::stoi(line.substr(5));
+    if (line.starts_with("both: ")) out.both.push_back(line.substr(6));
+    if (line.starts_with("pickle: ")) out.pickle_only.push_back(line.substr(8));
+  }
+  return out;
+}
+
+class FrExampleTest : public ::testing::TestWithParam<const char*> {};
+
+//! Replayed, each example gives its expected report: the missing participant, the size
+//! mismatch, the send/recv cycle (with the Python call sites from the pickle dumps), and a
+//! clean replay of the healthy job.
+TEST_P(FrExampleTest, ReplaysIntoItsExpectedReport) {
+  const std::filesystem::path dir = examples() / GetParam();
+  const Expected expected = read_expected(dir / "expected.txt");
+  ASSERT_GE(expected.exit_code, 0) << "no exit line in " << dir / "expected.txt";
+  for (const char* form : {"pickle", "json"}) {
+    // The pickle dumps lie in the case's folder (beside expected.txt, which is not read).
+    const std::filesystem::path input = std::string(form) == "pickle" ? dir : dir / form;
+    const CommandResult run = ranklab("replay --format pytorch-fr " + shell_quoted(input));
+    EXPECT_EQ(run.exit_code, expected.exit_code) << form << "\n" << run.out << run.err;
+    for (const std::string& line : expected.both) {
+      EXPECT_TRUE(has(run.out, line + "\n")) << form << ": expected\n" << line << "\nin\n" << run.out;
+    }
+    const bool pickle = std::string(form) == "pickle";
+    for (const std::string& line : expected.pickle_only) {
+      EXPECT_EQ(has(run.out, line + "\n"), pickle) << form << ": " << line << "\nin\n" << run.out;
+    }
+    EXPECT_EQ(has(run.out, "call sites (from the recording)"), pickle && expected.exit_code != 0)
+        << run.out;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, FrExampleTest,
+                         ::testing::Values("missing_rank", "size_mismatch", "send_recv_cycle",
+                                           "healthy"));
+
+//! The dumps may be given as files, one per rank, as well as by folder.
+TEST(FrCliTest, DumpFilesOneByOne) {
+  const std::filesystem::path dir = examples() / "send_recv_cycle";
+  std::string args;
+  for (int r = 0; r < 4; ++r) args += " " + shell_quoted(dir / ("nccl_trace_rank_" + std::to_string(r)));
+  const CommandResult run = ranklab("replay --format pytorch-fr" + args);
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_TRUE(has(run.out, "cycle 0 -> 1 -> 0")) << run.out;
+  EXPECT_TRUE(has(run.out, "(+3 more)")) << run.out;
+}
+
+//! A rank whose dump is missing (its process died) replays with no operations: the rank
+//! the others wait for, said on stderr too.
+TEST(FrCliTest, RankWithoutADump) {
+  const std::filesystem::path dir = examples() / "healthy" / "json";
+  std::string args;
+  for (int r = 0; r < 3; ++r) {
+    args += " " + shell_quoted(dir / ("nccl_trace_rank_" + std::to_string(r) + ".json"));
+  }
+  const CommandResult run = ranklab("replay --format pytorch-fr" + args);
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_TRUE(has(run.out, "rank 3 never joined broadcast #0 of world (it finished)")) << run.out;
+  EXPECT_TRUE(has(run.err, "ranks 3 of the world have no dump")) << run.err;
+}
+
+//! stats, diff, export and explore take the same input as replay.
+TEST(FrCliTest, OtherToolsTakeTheSameInput) {
+  const std::string healthy = shell_quoted(examples() / "healthy");
+  const CommandResult stats = ranklab("stats --format pytorch-fr " + healthy);
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_TRUE(has(stats.out, "world 4, 36 operations (36 completed, 0 pending)")) << stats.out;
+  EXPECT_TRUE(has(stats.out, "pg1:tp")) << stats.out;
+
+  // The two forms of one job differ in nothing diff compares (sites are not behaviour).
+  const CommandResult same = ranklab("diff --format pytorch-fr " + healthy + " " +
+                                     shell_quoted(examples() / "healthy" / "json"));
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  const CommandResult differ = ranklab("diff --format pytorch-fr " + healthy + " " +
+                                       shell_quoted(examples() / "size_mismatch" / "json"));
+  EXPECT_EQ(differ.exit_code, 2) << differ.out << differ.err;
+
+  testing::TempDir dir("ranklab_fr_cli");
+  const CommandResult exported = ranklab("export --format pytorch-fr " + healthy + " --perfetto " +
+                                         shell_quoted(dir / "t.json"));
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_TRUE(std::filesystem::file_size(dir / "t.json") > 100);
+
+  const CommandResult explored =
+      ranklab("explore " + shell_quoted(examples() / "missing_rank" / "json") +
+              " --format pytorch-fr --runs 4 --jobs 1");
+  EXPECT_EQ(explored.exit_code, 3) << explored.out << explored.err;
+}
+
+/// The size_mismatch example's JSON dumps with rank 3's stuck entry changed by `edit`.
+void write_variant(const std::filesystem::path& to, void (*edit)(nlohmann::json&)) {
+  const std::filesystem::path from = examples() / "size_mismatch" / "json";
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "nccl_trace_rank_" + std::to_string(r) + ".json";
+    std::ifstream in(from / name);
+    nlohmann::json dump = nlohmann::json::parse(in);
+    if (r == 3) {
+      nlohmann::json& entry = dump["entries"][2];
+      entry["input_sizes"] = entry["output_sizes"] = {{1024}};
+      edit(entry);
+    }
+    std::ofstream(to / name) << dump.dump();
+  }
+}
+
+//! A dtype or operation mismatch in a hung collective replays into the mismatch report
+//! naming the rank that differs (exit 4), as the size mismatch does.
+TEST(FrCliTest, DtypeAndOperationMismatches) {
+  testing::TempDir dtype("ranklab_fr_dtype");
+  write_variant(dtype.path(), [](nlohmann::json& e) {
+    e["input_dtypes"] = e["output_dtypes"] = {"Double"};
+  });
+  const CommandResult d = ranklab("replay --format pytorch-fr " + shell_quoted(dtype.path()));
+  EXPECT_EQ(d.exit_code, 4) << d.out << d.err;
+  EXPECT_TRUE(has(d.out, "all_reduce(sum, f64, count=1024) via direct   <-- differs")) << d.out;
+
+  testing::TempDir op("ranklab_fr_op");
+  write_variant(op.path(), [](nlohmann::json& e) { e["profiling_name"] = "nccl:all_gather"; });
+  const CommandResult o = ranklab("replay --format pytorch-fr " + shell_quoted(op.path()));
+  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
+  EXPECT_TRUE(has(o.out, "first rank that differs: 3")) << o.out;
+  EXPECT_TRUE(has(o.out, "all_gather(")) << o.out;
+}
+
+//! Bad input is one line naming the file (and entry), exit 1.
+TEST(FrCliTest, BadInputIsOneLine) {
+  testing::TempDir dir("ranklab_fr_bad");
+  {
+    std::ofstream(dir / "nccl_trace_rank_0.json") << R"({"version":"2.4","pg_config":{},)"
+                                                     R"("entries":[{"profiling_name":"nccl:foo"}]})";
+  }
+  const CommandResult bad = ranklab("replay --format pytorch-fr " + shell_quoted(dir.path()));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_TRUE(has(bad.err, "nccl_trace_rank_0.json: entry 0: missing required field")) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+
+  const CommandResult format = ranklab("stats --format torch " + shell_quoted(dir.path()));
+  EXPECT_EQ(format.exit_code, 1);
+  EXPECT_TRUE(has(format.err, "unknown --format 'torch': expected ranklab, simgrid-ti or pytorch-fr"))
+      << format.err;
+
+  const CommandResult two = ranklab("replay " + shell_quoted(dir / "a.jsonl") + " " +
+                                    shell_quoted(dir / "b.jsonl"));
+  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_TRUE(has(two.err, "only --format pytorch-fr takes several files")) << two.err;
+}
+
+}  // namespace
+}  // namespace ranklab

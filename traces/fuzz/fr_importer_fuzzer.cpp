@@ -1,0 +1,60 @@
+// libFuzzer target: the Flight Recorder pickle-subset reader (traces/pickle_reader.hpp) and
+// the importer on top of it (traces/flight_recorder.hpp), and what runs on what it imports.
+//
+// The contract under test (issue 17 §1): any input either reads (as a pickle: a JSON value
+// that serializes; as a dump: a trace) or throws TraceError whose message starts with the
+// file's name ("NAME: offset N: reason", "NAME: entry N: reason"); anything else escaping,
+// a crash, a hang or a sanitizer report is a bug. An imported trace must then survive the
+// JSONL round trip and stats.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "traces/error.hpp"
+#include "traces/flight_recorder.hpp"
+#include "traces/jsonl.hpp"
+#include "traces/pickle_reader.hpp"
+#include "traces/stats.hpp"
+
+namespace {
+
+constexpr std::string_view kName = "nccl_trace_rank_0";
+
+[[noreturn]] void bug(std::string_view what, std::string_view detail) {
+  std::fprintf(stderr, "fr_importer_fuzzer: %.*s\n%.*s\n", static_cast<int>(what.size()),
+               what.data(), static_cast<int>(detail.size()), detail.data());
+  __builtin_trap();
+}
+
+void expect_named(const ranklab::TraceError& error) {
+  const std::string_view message = error.what();
+  if (!message.starts_with(std::string(kName) + ":")) bug("message without NAME:", message);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  try {
+    const nlohmann::json value = ranklab::read_pickle(bytes, kName);
+    (void)value.dump();  // strings were checked as UTF-8: this must not throw
+  } catch (const ranklab::TraceError& error) {
+    expect_named(error);
+  }
+  ranklab::Trace trace;
+  try {
+    trace = ranklab::import_flight_recorder({{std::string(kName), bytes}});
+  } catch (const ranklab::TraceError& error) {
+    expect_named(error);
+    return 0;
+  }
+  std::ostringstream written;
+  ranklab::write_trace(written, trace);
+  std::istringstream again(written.str());
+  if (ranklab::read_trace(again, "imported") != trace) bug("JSONL round trip", written.str());
+  (void)ranklab::format_stats(ranklab::compute_stats(trace), kName);
+  return 0;
+}
