@@ -9,6 +9,7 @@
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/operations.hpp>
 
+#include "emulator/detail/stack_overflow.hpp"
 #include "emulator/detail/thread_affinity.hpp"
 #include "emulator/errors.hpp"
 #include "emulator/fabric.hpp"
@@ -88,6 +89,7 @@ RunReport Cluster::run(const RankFunction& rank_fn) {
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       if (!cpus.empty()) detail::pin_current_thread(cpus[static_cast<std::size_t>(t)]);
+      const detail::StackOverflowGuard overflow_report(stacks);  // a rank past its stack: exit 5
       run_worker(fabric, stacks, options_, t, threads, poll_when_idle, rank_fn);
     });
   }

@@ -48,6 +48,25 @@ std::size_t StackArena::slot_of(std::size_t rank) const {
   return block + rank / workers_;
 }
 
+std::size_t StackArena::rank_of_slot(std::size_t slot) const noexcept {
+  // The first count % workers blocks hold one rank more than the others.
+  const std::size_t small = count_ / workers_;
+  const std::size_t big_blocks = count_ % workers_;
+  const std::size_t in_big = big_blocks * (small + 1);
+  const std::size_t worker =
+      slot < in_big ? slot / (small + 1) : big_blocks + (slot - in_big) / small;
+  const std::size_t index = slot < in_big ? slot % (small + 1) : (slot - in_big) % small;
+  return worker + index * workers_;
+}
+
+long StackArena::rank_of_guard(const void* address) const noexcept {
+  const auto* p = static_cast<const std::byte*>(address);
+  if (guard_size_ == 0 || p < base_ || p >= base_ + bytes_) return -1;
+  const auto offset = static_cast<std::size_t>(p - base_);
+  if (offset % slot_size_ >= guard_size_) return -1;  // inside a stack, not below one
+  return static_cast<long>(rank_of_slot(offset / slot_size_));
+}
+
 boost::context::stack_context StackArena::Allocator::allocate() {
   boost::context::stack_context sctx;
   // Stacks grow down: the usable top is the end of the slot.
