@@ -17,12 +17,18 @@ constexpr std::size_t kMaxGuardedStacks = 16'384;
 
 }  // namespace
 
+std::size_t StackArena::slot_bytes(std::size_t count, std::size_t stack_size) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t guard = count <= kMaxGuardedStacks ? page : 0;
+  return (stack_size + page - 1) / page * page + guard;
+}
+
 StackArena::StackArena(std::size_t count, std::size_t stack_size, std::size_t workers)
     : count_(count), workers_(std::max<std::size_t>(workers, 1)) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const bool guarded = count <= kMaxGuardedStacks;
   guard_size_ = guarded ? page : 0;
-  slot_size_ = (stack_size + page - 1) / page * page + guard_size_;
+  slot_size_ = slot_bytes(count, stack_size);
   bytes_ = slot_size_ * count_;
   void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -22,6 +22,10 @@ class StackArena {
   /// address space cannot be reserved.
   StackArena(std::size_t count, std::size_t stack_size, std::size_t workers = 1);
   ~StackArena();
+
+  /// The address space each of `count` stacks of `stack_size` bytes takes (its guard page
+  /// included, if it gets one).
+  static std::size_t slot_bytes(std::size_t count, std::size_t stack_size);
   StackArena(const StackArena&) = delete;
   StackArena& operator=(const StackArena&) = delete;
 
