@@ -8,6 +8,7 @@
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/operations.hpp>
+#include <boost/fiber/scheduler.hpp>
 
 #include "emulator/detail/run_memory.hpp"
 #include "emulator/detail/stack_overflow.hpp"
@@ -63,10 +64,11 @@ void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& option
   try {
     // Everything that allocates before the ranks start (RankScheduler reserves what its
     // noexcept callbacks need): out of memory here fails this worker's ranks, reported.
-    boost::fibers::use_scheduling_algorithm<RankScheduler>(options.policy, options.world_size,
-                                                           index, ranks_here,
-                                                           options.schedule_log.get(),
-                                                           poll_when_idle);
+    // Made here, not by use_scheduling_algorithm, which is noexcept and would terminate.
+    boost::fibers::algo::algorithm::ptr_t scheduler(
+        new RankScheduler(options.policy, options.world_size, index, ranks_here,
+                          options.schedule_log.get(), poll_when_idle));
+    boost::fibers::context::active()->get_scheduler()->set_algo(std::move(scheduler));
     fibers.reserve(static_cast<std::size_t>(options.world_size / threads + 1));
   } catch (...) {
     fail_unstarted(fabric, index, threads, ranks_here, std::current_exception());

@@ -209,6 +209,11 @@ class Fabric {
   /// stop wherever the scheduler had them, and threads would change the trace); the verdict
   /// comes once no live rank can do more (settled()).
   bool failure_pending_ = false;
+  /// The failed rank that is the root cause so far, and its exception: only that one is
+  /// kept (with every rank failing of std::bad_alloc, keeping each would exhaust the
+  /// runtime's emergency pool for exceptions, and the next throw would terminate).
+  int root_candidate_ = -1;
+  std::exception_ptr root_candidate_error_;
   /// Counts posts, completions, blocks and rank ends: polls that see it unchanged have
   /// nothing to wait for. stalled_ ranks polled twice in epoch stalled_epoch_.
   std::uint64_t progress_ = 0;

@@ -12,12 +12,24 @@ namespace ranklab {
 
 void Fabric::note_failure(int rank, std::exception_ptr error) {
   RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
-  if (me.failure) return;  // a kill fault noted it before the rank unwound
-  me.failure = std::move(error);
+  if (me.failure_noted) return;  // a kill fault noted it before the rank unwound
+  try {
+    me.error = detail::describe_exception(error);
+  } catch (const std::bad_alloc&) {  // out of memory: the report goes without the text
+  }
+  me.failure_noted = true;
   me.failed_at = me.lamport;
-  me.error = detail::describe_exception(me.failure);
   failure_pending_ = true;
   ++progress_;
+  // The failure that happened first in the program's own order: Lamport clocks order
+  // causally related failures, and the rank number breaks ties between concurrent ones.
+  const RankSlot* root =
+      root_candidate_ < 0 ? nullptr : ranks_[static_cast<std::size_t>(root_candidate_)].get();
+  if (root == nullptr || me.failed_at < root->failed_at ||
+      (me.failed_at == root->failed_at && rank < root_candidate_)) {
+    root_candidate_ = rank;
+    root_candidate_error_ = std::move(error);
+  }
 }
 
 void Fabric::rank_failed(int rank, std::exception_ptr error) {
@@ -31,7 +43,11 @@ void Fabric::rank_failed(int rank, std::exception_ptr error) {
     return;
   }
   note_failure(rank, std::move(error));
-  check_for_deadlock();
+  try {
+    check_for_deadlock();
+  } catch (const std::bad_alloc&) {
+    // No memory to write the verdict now: a later check, or finish(), declares it.
+  }
 }
 
 bool Fabric::settled() const {
@@ -57,22 +73,15 @@ void Fabric::note_poll(int rank) {
 }
 
 void Fabric::declare_failure() {
-  // The failure that happened first in the program's own order: Lamport clocks order
-  // causally related failures, and the rank number breaks ties between concurrent ones.
-  int root = -1;
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    const RankSlot& slot = *ranks_[r];
-    if (!slot.failure) continue;
-    if (root < 0 || slot.failed_at < ranks_[static_cast<std::size_t>(root)]->failed_at) {
-      root = static_cast<int>(r);
-    }
-  }
-  failure_pending_ = false;
+  // Everything that allocates comes before abort(), so that out of memory leaves the
+  // failure pending, to be declared again.
+  const int root = root_candidate_;
   if (root < 0) return;  // unreachable: a pending failure has its rank
   RankSlot& me = *ranks_[static_cast<std::size_t>(root)];
+  const std::exception_ptr error = root_candidate_error_;
   bool mismatch = false;
   try {
-    std::rethrow_exception(me.failure);
+    std::rethrow_exception(error);
   } catch (const MismatchError&) {
     mismatch = true;
   } catch (...) {
@@ -89,11 +98,14 @@ void Fabric::declare_failure() {
     culprit_ = {message ? "message-mismatch" : "collective-mismatch",
                 message || me.mismatch_sentence.empty() ? summary : me.mismatch_sentence,
                 {culprit}};
-    abort(RunStatus::mismatch, culprit, me.failure, std::move(summary), me.error);
+    failure_pending_ = false;
+    abort(RunStatus::mismatch, culprit, error, std::move(summary), me.error);
   } else {
     culprit_ = {"rank-failure", fmt::format("rank {} failed first: {}", root, me.error), {root}};
-    abort(RunStatus::rank_failed, root, me.failure, fmt::format("rank {} failed: {}", root, me.error),
-          failure_details(root));
+    std::string summary = fmt::format("rank {} failed: {}", root, me.error);
+    std::string details = failure_details(root);
+    failure_pending_ = false;
+    abort(RunStatus::rank_failed, root, error, std::move(summary), std::move(details));
   }
 }
 

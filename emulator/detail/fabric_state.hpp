@@ -40,9 +40,8 @@ struct RankSlot {
   /// (Fabric::new_operation).
   std::shared_ptr<Operation> spare;
   std::string error;                   ///< what() of the exception that ended the rank
-  /// The exception that is ending the rank, once the fabric knows of it (rank_failed, or
-  /// a kill fault before it unwinds); the run's root cause is chosen among these.
-  std::exception_ptr failure;
+  /// The fabric knows the rank is failing (rank_failed, or a kill fault before it unwinds).
+  bool failure_noted = false;
   std::uint64_t failed_at = 0;  ///< the rank's Lamport clock when it failed
   int mismatch_culprit = -1;    ///< a call mismatch it detected: the first rank that differs
   std::string mismatch_sentence;  ///< and the one line naming the calls
