@@ -65,10 +65,13 @@ void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& option
     // Everything that allocates before the ranks start (RankScheduler reserves what its
     // noexcept callbacks need): out of memory here fails this worker's ranks, reported.
     // Made here, not by use_scheduling_algorithm, which is noexcept and would terminate.
+    // Boost's own context of this thread first (its main and dispatcher fibers): failing
+    // the ranks notifies through it.
+    boost::fibers::context* const thread_context = boost::fibers::context::active();
     boost::fibers::algo::algorithm::ptr_t scheduler(
         new RankScheduler(options.policy, options.world_size, index, ranks_here,
                           options.schedule_log.get(), poll_when_idle));
-    boost::fibers::context::active()->get_scheduler()->set_algo(std::move(scheduler));
+    thread_context->get_scheduler()->set_algo(std::move(scheduler));
     fibers.reserve(static_cast<std::size_t>(options.world_size / threads + 1));
   } catch (...) {
     fail_unstarted(fabric, index, threads, ranks_here, std::current_exception());
