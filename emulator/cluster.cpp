@@ -1,6 +1,7 @@
 #include "emulator/cluster.hpp"
 
 #include <algorithm>
+#include <new>
 #include <optional>
 #include <thread>
 #include <vector>

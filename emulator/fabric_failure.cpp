@@ -5,6 +5,8 @@
 // records what every rank did, would depend on which thread ran first (traces/FORMAT.md,
 // Determinism). What a rank can still do without the failed one depends on the program
 // alone, so the settled state, like a deadlock, is the same under any schedule.
+#include <new>
+
 #include "emulator/errors.hpp"
 #include "emulator/fabric.hpp"
 
