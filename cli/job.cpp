@@ -61,9 +61,9 @@ class ScenarioJob final : public Job {
         "scenario {}: world {}, policy {}, threads {}, send mode {}, algorithm {}\n",
         scenario_.name, options.world_size, options.policy.to_string(), options.threads,
         options.send_mode.to_string(), to_string(algorithm_));
-    ScenarioOutput output(options.world_size);
     const SendMode send_mode = options.send_mode;
-    Cluster cluster(std::move(options));
+    Cluster cluster(std::move(options));  // first: it refuses a world too large for memory
+    ScenarioOutput output(cluster.options().world_size);
     JobOutcome out;
     out.report = cluster.run([&](RankContext& context) {
       Communicator comm(context, algorithm_);

@@ -1,6 +1,7 @@
 #include "emulator/cluster.hpp"
 
 #include <algorithm>
+#include <new>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -8,7 +9,10 @@
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/operations.hpp>
+#include <boost/fiber/scheduler.hpp>
 
+#include "emulator/detail/run_memory.hpp"
+#include "emulator/detail/stack_overflow.hpp"
 #include "emulator/detail/thread_affinity.hpp"
 #include "emulator/errors.hpp"
 #include "emulator/fabric.hpp"
@@ -31,17 +35,49 @@ void run_rank(Fabric& fabric, int rank, const Cluster::RankFunction& rank_fn) {
   }
 }
 
+RunReport run_cluster(const ClusterOptions& options, const Cluster::RankFunction& rank_fn);
+
+// Worker `index` could not set up: its ranks fail without running, so that the others
+// settle and the run ends in a report (exit 5) instead of std::terminate.
+void fail_unstarted(Fabric& fabric, int index, int threads, int ranks_here,
+                    std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::bad_alloc&) {
+    try {
+      error = std::make_exception_ptr(Error(fmt::format(
+          "could not start: out of memory while worker thread {} set up its {} ranks", index,
+          ranks_here)));
+    } catch (...) {  // keep the bare bad_alloc
+    }
+  } catch (...) {
+  }
+  const int world = fabric.world_size();
+  for (int r = index; r < world; r += threads) fabric.rank_failed(r, error);
+}
+
 // One worker OS thread: installs the run's scheduler, starts its ranks (r % threads ==
 // index) as fibers, and joins them. Ranks stay pinned to their thread.
 void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& options, int index,
                 int threads, bool poll_when_idle, const Cluster::RankFunction& rank_fn) {
   const int ranks_here = (options.world_size - index + threads - 1) / threads;
-  boost::fibers::use_scheduling_algorithm<RankScheduler>(options.policy, options.world_size,
-                                                         index, ranks_here,
-                                                         options.schedule_log.get(),
-                                                         poll_when_idle);
   std::vector<boost::fibers::fiber> fibers;
-  fibers.reserve(static_cast<std::size_t>(options.world_size / threads + 1));
+  try {
+    // Everything that allocates before the ranks start (RankScheduler reserves what its
+    // noexcept callbacks need): out of memory here fails this worker's ranks, reported.
+    // Made here, not by use_scheduling_algorithm, which is noexcept and would terminate.
+    // Boost's own context of this thread first (its main and dispatcher fibers): failing
+    // the ranks notifies through it.
+    boost::fibers::context* const thread_context = boost::fibers::context::active();
+    boost::fibers::algo::algorithm::ptr_t scheduler(
+        new RankScheduler(options.policy, options.world_size, index, ranks_here,
+                          options.schedule_log.get(), poll_when_idle));
+    thread_context->get_scheduler()->set_algo(std::move(scheduler));
+    fibers.reserve(static_cast<std::size_t>(options.world_size / threads + 1));
+  } catch (...) {
+    fail_unstarted(fabric, index, threads, ranks_here, std::current_exception());
+    return;
+  }
   for (int r = index; r < options.world_size; r += threads) {
     RankScheduler::set_launching_rank(r);
     fibers.emplace_back(std::allocator_arg, stacks.allocator(static_cast<std::size_t>(r)),
@@ -67,9 +103,27 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
   RANKLAB_CHECK(!options_.schedule_log || options_.threads == 1,
                 "a schedule log needs one thread, got {}", options_.threads);
   options_.faults.validate(options_.world_size);
+  detail::check_run_memory(options_.world_size, options_.stack_size, options_.threads);
 }
 
 RunReport Cluster::run(const RankFunction& rank_fn) {
+  try {
+    return run_cluster(options_, rank_fn);
+  } catch (const std::bad_alloc&) {
+    // The fabric's own state, set up before the ranks or gathered after them (the trace's
+    // pending operations, its sink): a rank's failure is reported, this is not one.
+    const detail::RunMemory need = detail::estimate_run_memory(
+        options_.world_size, options_.stack_size, options_.threads);
+    throw UsageError(fmt::format(
+        "world {} with --stack-kib {}: out of memory setting up or finishing the run (it "
+        "needs at least {} bytes, and the trace more)",
+        options_.world_size, options_.stack_size / 1024, need.stacks + need.state + need.workers));
+  }
+}
+
+namespace {
+
+RunReport run_cluster(const ClusterOptions& options_, const Cluster::RankFunction& rank_fn) {
   Fabric fabric(options_);
   // Always on fresh threads, even with one: the caller's thread keeps whatever Boost.Fiber
   // scheduler it had, and two clusters never share scheduler state.
@@ -86,13 +140,21 @@ RunReport Cluster::run(const RankFunction& rank_fn) {
   std::vector<std::thread> workers;
   workers.reserve(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      if (!cpus.empty()) detail::pin_current_thread(cpus[static_cast<std::size_t>(t)]);
-      run_worker(fabric, stacks, options_, t, threads, poll_when_idle, rank_fn);
-    });
+    try {
+      workers.emplace_back([&, t] {
+        if (!cpus.empty()) detail::pin_current_thread(cpus[static_cast<std::size_t>(t)]);
+        const detail::StackOverflowGuard overflow_report(stacks);  // past its stack: exit 5
+        run_worker(fabric, stacks, options_, t, threads, poll_when_idle, rank_fn);
+      });
+    } catch (...) {  // no thread (out of memory for its stack): its ranks fail unstarted
+      fail_unstarted(fabric, t, threads, (options_.world_size - t + threads - 1) / threads,
+                     std::current_exception());
+    }
   }
   for (auto& worker : workers) worker.join();
   return fabric.finish();
 }
+
+}  // namespace
 
 }  // namespace ranklab

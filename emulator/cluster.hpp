@@ -15,7 +15,9 @@ namespace ranklab {
 /// deadlocked; it never hangs (the watchdog bounds what deadlock detection cannot see).
 class Cluster {
  public:
-  /// Throws UsageError for an impossible configuration (world size < 1, threads < 1).
+  /// Throws UsageError for an impossible configuration (world size < 1, threads < 1), or
+  /// one whose stacks and rank state cannot fit in what the process may map or the
+  /// machine's RAM (detail/run_memory.hpp), naming the world, stack size and bytes needed.
   explicit Cluster(ClusterOptions options);
 
   using RankFunction = std::function<void(RankContext&)>;

@@ -77,6 +77,7 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
   op->rank_seq = ranks_[static_cast<std::size_t>(rank)]->next_seq++;
   op->group = &group;
   op->clock_at_post = ranks_[static_cast<std::size_t>(rank)]->lamport;
+  ++progress_;
   if (tracing_) {
     auto& open = ranks_[static_cast<std::size_t>(rank)]->open;
     op->in_flight = open;
@@ -234,6 +235,7 @@ void Fabric::deliver(Operation& send, Operation& recv) {
 
 void Fabric::complete(Operation& op) {
   op.done.store(true, std::memory_order_release);
+  ++progress_;
   record(op, OpStatus::completed);
   RankSlot& owner = *ranks_[static_cast<std::size_t>(op.rank)];
   if (owner.waiting_on == &op) {
@@ -270,6 +272,7 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
     if (indefinite) {
       me.state = RankState::blocked;
       ++blocked_;
+      ++progress_;  // a poller stalled before this counts again only once it polls again
       check_for_deadlock();
     }
     bool timed_out = false;
@@ -289,7 +292,9 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
     }
     me.waiting_on = nullptr;
     if (timed_out && !op.done.load(std::memory_order_relaxed) && verdict_ == RunStatus::ok) {
-      return false;
+      note_poll(op.rank);
+      if (verdict_ == RunStatus::ok) return false;
+      continue;  // the poll settled a failure: throw as every waiter does
     }
     if (watchdog_fired_ && root_rank_ == op.rank && !op.done.load(std::memory_order_relaxed)) {
       op.blocked_at_end = true;
@@ -304,15 +309,19 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
 bool Fabric::test(Operation& op) {
   if (!op.done.load(std::memory_order_acquire)) {
     Lock lock(mutex_);
-    throw_if_aborted(op.rank);
-    return false;
+    if (!op.done.load(std::memory_order_relaxed)) {
+      note_poll(op.rank);
+      throw_if_aborted(op.rank);
+      return false;
+    }
   }
   observe(op);
   return true;
 }
 
-void Fabric::check_alive(int rank) {
+void Fabric::check_alive(int rank, bool polling) {
   Lock lock(mutex_);
+  if (polling) note_poll(rank);
   throw_if_aborted(rank);
 }
 
@@ -374,44 +383,18 @@ void Fabric::abort(RunStatus status, int root_rank, std::exception_ptr cause, st
 void Fabric::rank_finished(int rank) {
   Lock lock(mutex_);
   ranks_[static_cast<std::size_t>(rank)]->state = RankState::finished;
+  ++progress_;
   if (--live_ == 0) all_ended_.notify_all();
   check_for_deadlock();
 }
 
-void Fabric::rank_failed(int rank, std::exception_ptr error) {
-  Lock lock(mutex_);
-  RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
-  me.state = RankState::failed;
-  me.error = detail::describe_exception(error);
-  if (--live_ == 0) all_ended_.notify_all();
-  if (verdict_ != RunStatus::ok) return;  // a consequence of the verdict, not its cause
-  bool mismatch = false;
-  try {
-    std::rethrow_exception(error);
-  } catch (const MismatchError&) {
-    mismatch = true;
-  } catch (...) {
-  }
-  if (mismatch) {
-    // The error's first line names the group and call; the culprit is the first rank whose
-    // call differed, which need not be the rank that noticed.
-    const int culprit = mismatch_culprit_ >= 0 ? mismatch_culprit_ : rank;
-    std::string summary = me.error.substr(0, me.error.find('\n'));
-    if (mismatch_culprit_ >= 0) summary += fmt::format(" (first rank that differs: {})", culprit);
-    const bool message = summary.starts_with("message mismatch");
-    culprit_ = {message ? "message-mismatch" : "collective-mismatch",
-                message || mismatch_sentence_.empty() ? summary : mismatch_sentence_,
-                {culprit}};
-    abort(RunStatus::mismatch, culprit, error, std::move(summary), me.error);
-  } else {
-    culprit_ = {"rank-failure", fmt::format("rank {} failed first: {}", rank, me.error), {rank}};
-    abort(RunStatus::rank_failed, rank, error, fmt::format("rank {} failed: {}", rank, me.error),
-          failure_details(rank));
-  }
-}
-
 void Fabric::check_for_deadlock() {
-  if (verdict_ != RunStatus::ok || live_ == 0 || blocked_ != live_) return;
+  if (verdict_ != RunStatus::ok) return;
+  if (failure_pending_) {
+    if (settled()) declare_failure();
+    return;
+  }
+  if (live_ == 0 || blocked_ != live_) return;
   const detail::WaitGraph graph = build_wait_graph();
   wait_graph_ = snapshot_wait_graph(graph);
   if (declare_order_mismatch(graph)) return;  // collectives of two groups in opposite orders
@@ -441,6 +424,10 @@ void Fabric::run_watchdog(std::chrono::milliseconds tick) {
 }
 
 void Fabric::declare_watchdog(int rank, const Operation& op) {
+  if (failure_pending_) {  // a rank still runs, but the others wait for the failed one
+    declare_failure();
+    return;
+  }
   watchdog_fired_ = true;
   const detail::WaitGraph graph = build_wait_graph();
   wait_graph_ = snapshot_wait_graph(graph);

@@ -76,8 +76,10 @@ class Fabric {
   /// independent of the caller's buffers (buffer a rendezvous send, cancel a receive, wait
   /// for a collective).
   void release(const std::shared_ptr<detail::Operation>& op);
-  /// Throws if the run has been aborted (deadlock, failure); called by yield().
-  void check_alive(int rank);
+  /// Throws if the run has been aborted (deadlock, failure); called by yield(). A `polling`
+  /// call (the program's own yield) counts toward settling a failure (note_poll); a delay
+  /// fault's yields do not.
+  void check_alive(int rank, bool polling = true);
   /// The cluster timeout, run by the Watchdog fiber until every rank has ended: every
   /// `tick`, a rank blocked in the same wait for longer than the timeout ends the run
   /// (exit 3, TimeoutError for that rank). Ranks' own waits are untimed, which keeps the
@@ -90,7 +92,8 @@ class Fabric {
   /// trace keeps its recorded numbering, gaps included.
   void set_next_seq(int rank, std::uint64_t seq);
 
-  // Lifecycle, called by the cluster from each rank's fiber.
+  // Lifecycle, called by the cluster from each rank's fiber (fabric_failure.cpp says how
+  // a failure settles the run).
   void rank_finished(int rank);
   void rank_failed(int rank, std::exception_ptr error);
 
@@ -137,7 +140,7 @@ class Fabric {
   /// Keeps `op`, which a call slot still lists, alive until the fabric goes: its owner is
   /// dropping it unfinished because the run is ending (the final report lists it pending).
   void abandon(const std::shared_ptr<detail::Operation>& op);
-  [[noreturn]] void throw_call_mismatch(const Group& group, std::uint64_t seq,
+  [[noreturn]] void throw_call_mismatch(int rank, const Group& group, std::uint64_t seq,
                                         const detail::CallSlot& slot);
   void finish_collective(detail::CallSlot& slot);
   /// The algorithm index of native calls (FingerprintBook::algorithms[0]).
@@ -148,7 +151,21 @@ class Fabric {
   void throw_if_aborted(int rank) const;
   void abort(RunStatus status, int root_rank, std::exception_ptr cause, std::string summary,
              std::string details);
+  /// Called whenever a rank blocks or ends: declares a deadlock when every live rank is
+  /// blocked, or, with a failure settling, the failure once no live rank can progress.
   void check_for_deadlock();
+  // Settling a failure (fabric_failure.cpp).
+  /// `rank` is failing with `error` (its own, not a cancellation): remembered, and the run's
+  /// verdict waits until the other ranks have done what they still can.
+  void note_failure(int rank, std::exception_ptr error);
+  /// Every live rank is blocked, or stalled in polls, with a failure settling.
+  bool settled() const;
+  /// A poll by `rank` that found nothing done: with a failure settling, two polls with no
+  /// progress of the run in between count the rank as stalled (and may settle the run).
+  void note_poll(int rank);
+  /// The verdict of a settled failure: the root cause is the failed rank with the smallest
+  /// Lamport clock at its failure (then the lowest rank), whatever thread got there first.
+  void declare_failure();
   /// At deadlock time: if a wait-for cycle runs through collectives of two groups, the
   /// ranks called them in opposite orders; declares a mismatch and returns true.
   bool declare_order_mismatch(const detail::WaitGraph& graph);
@@ -188,6 +205,20 @@ class Fabric {
   int live_ = 0;
   boost::fibers::condition_variable_any all_ended_;  // notified when live_ reaches 0
   int blocked_ = 0;
+  /// Failures settle: a rank's failure does not end the run at once (other ranks would
+  /// stop wherever the scheduler had them, and threads would change the trace); the verdict
+  /// comes once no live rank can do more (settled()).
+  bool failure_pending_ = false;
+  /// The failed rank that is the root cause so far, and its exception: only that one is
+  /// kept (with every rank failing of std::bad_alloc, keeping each would exhaust the
+  /// runtime's emergency pool for exceptions, and the next throw would terminate).
+  int root_candidate_ = -1;
+  std::exception_ptr root_candidate_error_;
+  /// Counts posts, completions, blocks and rank ends: polls that see it unchanged have
+  /// nothing to wait for. stalled_ ranks polled twice in epoch stalled_epoch_.
+  std::uint64_t progress_ = 0;
+  std::uint64_t stalled_epoch_ = ~std::uint64_t{0};
+  int stalled_ = 0;
 
   // The verdict: set once, by whoever first sees the run end abnormally.
   RunStatus verdict_ = RunStatus::ok;
@@ -196,8 +227,6 @@ class Fabric {
   std::string summary_;
   std::string details_;
   bool watchdog_fired_ = false;  // the verdict came from check_watchdog
-  int mismatch_culprit_ = -1;  // the first rank whose call differed, set with MismatchError
-  std::string mismatch_sentence_;  // one line naming that rank's call and the others', likewise
   Culprit culprit_;            // set with the verdict
   WaitForGraph wait_graph_;    // set when the verdict is reached with ranks blocked
   detail::FingerprintBook fingerprints_;

@@ -71,8 +71,14 @@ std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::Post
     // With several threads, members of the other thread may post before this member's
     // failure ends the run: they must find the slot failed, not run it (CallSlot).
     slot.mismatched = true;
-    if (op) abandon(op);  // the caller unwinds before it gets a Request
-    throw_call_mismatch(group, seq, slot);
+    if (op) {
+      // The caller unwinds before it gets a Request. It ends stuck in this call as much as
+      // the members that wait in it: which of them noticed depends on who posted first, so
+      // the trace marks every member's pending call the same way (blocked).
+      op->blocked_at_end = true;
+      abandon(op);
+    }
+    throw_call_mismatch(rank, group, seq, slot);
   }
   if (slot.complete(group.size())) {
     // Members agree, so either all of them are native calls or none is.
@@ -82,7 +88,7 @@ std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::Post
   return seq;
 }
 
-void Fabric::throw_call_mismatch(const Group& group, std::uint64_t seq,
+void Fabric::throw_call_mismatch(int rank, const Group& group, std::uint64_t seq,
                                  const detail::CallSlot& slot) {
   // The table's rows, with the algorithms' names (the slot holds their indices).
   std::vector<std::optional<detail::PostedFingerprint>> rows(slot.calls.size());
@@ -94,14 +100,14 @@ void Fabric::throw_call_mismatch(const Group& group, std::uint64_t seq,
                               c.per_peer_counts},
         c.rank_seq};
   }
-  int culprit = -1;
+  // Kept with the rank that noticed: its failure may become the run's verdict later.
+  detail::RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
   std::string table = detail::mismatch_table(
       group, seq, rows,
       [](const detail::PostedFingerprint& m) -> const CollectiveFingerprint& {
         return m.fingerprint;
       },
-      culprit, mismatch_sentence_);
-  mismatch_culprit_ = culprit;
+      me.mismatch_culprit, me.mismatch_sentence);
   throw MismatchError(std::move(table));
 }
 

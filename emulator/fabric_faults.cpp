@@ -37,8 +37,12 @@ std::uint64_t Fabric::inject_before_post(int rank,
   }
   faults_->note_post(*fault, fmt::format("rank {} died instead of posting its op #{} ({})", rank,
                                          op, call));
-  throw RankKilledError(fmt::format("killed by fault injection ({}) before its op #{}: {}",
-                                    fault->to_string(), op, call));
+  RankKilledError killed(fmt::format("killed by fault injection ({}) before its op #{}: {}",
+                                     fault->to_string(), op, call));
+  // Known now, before the rank unwinds: a Request it drops on the way may wait for a
+  // collective, and if the run settles there, the kill is the verdict, not a deadlock.
+  note_failure(rank, std::make_exception_ptr(killed));
+  throw killed;
 }
 
 bool Fabric::inject_on_send(Operation& send) {

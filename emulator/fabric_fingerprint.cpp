@@ -140,7 +140,6 @@ bool Fabric::declare_order_mismatch(const detail::WaitGraph& graph) {
       if (where[i].group != reference && (culprit < 0 || ranks[i] < culprit)) culprit = ranks[i];
     }
     std::string table = order_table(cycle, where, list_groups(groups), culprit);
-    mismatch_culprit_ = culprit;
     std::string summary =
         fmt::format("collective order mismatch: {} called in opposite orders ({})",
                     list_groups(groups), detail::format_cycle(cycle));

@@ -13,6 +13,10 @@
 namespace ranklab {
 namespace {
 
+// A delay reorders a rank against the others; a million yields (a third of a second here)
+// outlasts the other ranks' work in any run, and more would only end in the watchdog.
+constexpr std::uint64_t kMaxDelaySteps = 1'000'000;
+
 constexpr std::string_view kForms =
     "expected kill:RANK@OPNUM, drop:SRC->DST#N, delay:RANK@OPNUM:STEPS or corrupt:SRC->DST#N";
 
@@ -36,6 +40,10 @@ void parse_at(std::string_view rest, std::string_view whole, bool with_steps, Fa
     const auto colon = op.find(':');
     if (colon == std::string_view::npos) bad_fault(whole);
     f.steps = detail::parse_number(op.substr(colon + 1), "steps", whole);
+    if (f.steps > kMaxDelaySteps) {
+      throw UsageError(fmt::format("invalid steps in fault '{}': at most {} yields", whole,
+                                   kMaxDelaySteps));
+    }
     op = op.substr(0, colon);
   }
   f.index = detail::parse_number(op, "operation number", whole);

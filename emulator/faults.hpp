@@ -4,6 +4,7 @@
 //   kill:RANK@OPNUM          rank RANK dies instead of posting its operation #OPNUM
 //   drop:SRC->DST#N          the N-th message from global rank SRC to DST is lost
 //   delay:RANK@OPNUM:STEPS   rank RANK yields STEPS times before posting operation #OPNUM
+//                            (STEPS at most 1,000,000)
 //   corrupt:SRC->DST#N       the N-th message from SRC to DST arrives with one bit flipped
 //
 // Numbers count from 0, as the reports' `op #` do; a message is a point-to-point send (with

@@ -84,7 +84,9 @@ struct ClusterOptions {
   SendMode send_mode;
   /// Watchdog: a blocking wait that lasts longer fails the run with TimeoutError.
   std::chrono::milliseconds timeout{60'000};
-  /// Stack of each rank's fiber. Eigen may place up to 128 KiB of temporaries on it.
+  /// Stack of each rank's fiber. The model keeps Eigen's temporaries off it
+  /// (EIGEN_STACK_ALLOCATION_LIMIT=0); an overflow ends the process with exit code 5 and a
+  /// line naming the rank (detail/stack_overflow.hpp).
   std::size_t stack_size = 256 * 1024;
   /// Where every operation is recorded; null records nothing and costs nothing.
   std::shared_ptr<TraceSink> trace_sink;

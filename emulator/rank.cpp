@@ -29,7 +29,8 @@ int global_or_invalid(const Group& group, int r) {
 
 void RankContext::inject_faults(const std::function<std::string()>& describe) {
   const std::uint64_t delay = fabric_.inject_before_post(rank_, describe);
-  for (std::uint64_t i = 0; i < delay; ++i) yield();
+  // A delay's yields are not the program polling: a settling failure waits for them.
+  for (std::uint64_t i = 0; i < delay; ++i) yield_turn(/*polling=*/false);
 }
 
 Request RankContext::isend(const Group& group, ConstBuffer data, int dst, int tag) {
@@ -97,8 +98,10 @@ void RankContext::set_next_rank_seq(std::uint64_t rank_seq) {
   fabric_.set_next_seq(rank_, rank_seq);
 }
 
-void RankContext::yield() {
-  fabric_.check_alive(rank_);
+void RankContext::yield() { yield_turn(/*polling=*/true); }
+
+void RankContext::yield_turn(bool polling) {
+  fabric_.check_alive(rank_, polling);
   boost::this_fiber::properties<RankProperties>().yielding = true;
   boost::this_fiber::yield();
 }

@@ -71,6 +71,8 @@ class RankContext {
   /// Applies a kill or delay fault due before the next post (fault injection only).
   void inject_faults(const std::function<std::string()>& describe);
   void inject_collective_faults(const Group& group, const CollectiveArgs& args);
+  /// yield(); `polling` false for a delay fault's yields, which a settling failure waits for.
+  void yield_turn(bool polling);
 
   Fabric& fabric_;
   int rank_;

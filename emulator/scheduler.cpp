@@ -46,6 +46,28 @@ RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int t
       log_(log),
       poll_when_idle_(poll_when_idle) {
   on_cluster_worker = true;
+  // Everything awakened() and new_properties() will need, allocated here, where running
+  // out of memory is an exception the worker can report: a rank is in a ready queue at
+  // most once, and Boost's main, dispatcher and watchdog fibers need properties too.
+  const auto ranks = static_cast<std::size_t>(std::max(ranks_on_thread, 0)) + 1;
+  spare_properties_.reserve(ranks + 3);
+  for (std::size_t i = 0; i < ranks + 3; ++i) {
+    spare_properties_.push_back(std::make_unique<RankProperties>(nullptr));
+  }
+  switch (policy_.kind) {
+    case SchedulePolicy::Kind::rank_order:
+    case SchedulePolicy::Kind::preempt:
+      fifo_.assign(ranks, nullptr);
+      break;
+    case SchedulePolicy::Kind::random:
+      pool_.reserve(ranks);
+      break;
+    case SchedulePolicy::Kind::pct:
+      spare_nodes_.reserve(ranks);
+      for (std::size_t i = 0; i < ranks; ++i) by_priority_.emplace(static_cast<std::int64_t>(i), nullptr);
+      while (!by_priority_.empty()) spare_nodes_.push_back(by_priority_.extract(by_priority_.begin()));
+      break;
+  }
   if (policy_.kind != SchedulePolicy::Kind::pct) return;
   // Distinct initial priorities d .. d+n-1 in a random order (Fisher-Yates).
   const auto n = static_cast<std::size_t>(world_size);
@@ -61,6 +83,19 @@ RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int t
 RankProperties::RankProperties(boost::fibers::context* ctx)
     : fiber_properties(ctx), rank(launching_rank) {}
 
+void RankProperties::attach(boost::fibers::context* ctx) {
+  ctx_ = ctx;
+  rank = launching_rank;
+}
+
+boost::fibers::fiber_properties* RankScheduler::new_properties(boost::fibers::context* ctx) {
+  if (spare_properties_.empty()) return new RankProperties(ctx);  // more fibers than foreseen
+  RankProperties* props = spare_properties_.back().release();
+  spare_properties_.pop_back();
+  props->attach(ctx);
+  return props;
+}
+
 void RankScheduler::awakened(boost::fibers::context* ctx, RankProperties& props) noexcept {
   if (props.rank < 0) {
     system_.push_back(ctx);
@@ -69,14 +104,28 @@ void RankScheduler::awakened(boost::fibers::context* ctx, RankProperties& props)
   switch (policy_.kind) {
     case SchedulePolicy::Kind::rank_order:
     case SchedulePolicy::Kind::preempt:
-      fifo_.push_back(ctx);
+      if (fifo_size_ == fifo_.size()) [[unlikely]] {  // more ready fibers than ranks: grow
+        std::vector<boost::fibers::context*> grown(2 * fifo_.size() + 1, nullptr);
+        for (std::size_t i = 0; i < fifo_size_; ++i) grown[i] = fifo_at(i);
+        fifo_ = std::move(grown);
+        fifo_head_ = 0;
+      }
+      fifo_at(fifo_size_++) = ctx;
       break;
     case SchedulePolicy::Kind::random:
       pool_.push_back(ctx);
       break;
     case SchedulePolicy::Kind::pct:
       if (props.yielding) lower_priority(props.rank);
-      by_priority_.emplace(priority_[static_cast<std::size_t>(props.rank)], ctx);
+      if (spare_nodes_.empty()) {
+        by_priority_.emplace(priority_[static_cast<std::size_t>(props.rank)], ctx);
+      } else {
+        auto node = std::move(spare_nodes_.back());
+        spare_nodes_.pop_back();
+        node.key() = priority_[static_cast<std::size_t>(props.rank)];
+        node.mapped() = ctx;
+        by_priority_.insert(std::move(node));
+      }
       break;
   }
   props.yielding = false;
@@ -102,7 +151,7 @@ boost::fibers::context* RankScheduler::pick_system() noexcept {
 }
 
 bool RankScheduler::has_ready_rank() const noexcept {
-  return !fifo_.empty() || !pool_.empty() || !by_priority_.empty();
+  return fifo_size_ != 0 || !pool_.empty() || !by_priority_.empty();
 }
 
 void RankScheduler::log_pick(boost::fibers::context* ctx, bool deviation) noexcept {
@@ -115,25 +164,29 @@ void RankScheduler::log_pick(boost::fibers::context* ctx, bool deviation) noexce
 }
 
 boost::fibers::context* RankScheduler::pick_fifo() noexcept {
-  if (fifo_.empty()) return nullptr;
-  auto chosen = fifo_.begin();
+  if (fifo_size_ == 0) return nullptr;
+  std::size_t chosen = 0;  // position in the ring, from its head
   const auto& preemptions = policy_.preemptions;
   while (next_preemption_ < preemptions.size() &&
          preemptions[next_preemption_].step <= picks_) {
     const Preemption& p = preemptions[next_preemption_++];
     if (p.step != picks_) continue;
     // The listed rank runs if it is ready; otherwise rank order's choice stands.
-    const auto it = std::find_if(fifo_.begin(), fifo_.end(),
-                                 [&](auto* c) { return properties(c).rank == p.rank; });
-    if (it != fifo_.end()) chosen = it;
+    for (std::size_t i = 0; i < fifo_size_; ++i) {
+      if (properties(fifo_at(i)).rank == p.rank) {
+        chosen = i;
+        break;
+      }
+    }
   }
-  auto* ctx = *chosen;
-  if (log_) log_pick(ctx, chosen != fifo_.begin());
-  if (chosen == fifo_.begin()) {
-    fifo_.pop_front();  // the common case, inlined; erase() is an out-of-line call
+  auto* ctx = fifo_at(chosen);
+  if (log_) log_pick(ctx, chosen != 0);
+  if (chosen == 0) {
+    fifo_head_ = fifo_head_ + 1 == fifo_.size() ? 0 : fifo_head_ + 1;  // the common case
   } else {
-    fifo_.erase(chosen);
+    for (std::size_t i = chosen; i + 1 < fifo_size_; ++i) fifo_at(i) = fifo_at(i + 1);
   }
+  --fifo_size_;
   ++picks_;
   return ctx;
 }
@@ -156,9 +209,9 @@ boost::fibers::context* RankScheduler::pick_rank() noexcept {
     }
     case SchedulePolicy::Kind::pct: {
       if (by_priority_.empty()) return nullptr;
-      auto highest = std::prev(by_priority_.end());
-      ctx = highest->second;
-      by_priority_.erase(highest);
+      auto node = by_priority_.extract(std::prev(by_priority_.end()));
+      ctx = node.mapped();
+      spare_nodes_.push_back(std::move(node));  // within the capacity reserved for every rank
       ++steps_;
       // At a change point the chosen rank drops below every other: it runs now, but
       // after its next block or yield it is the last to be picked.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -27,6 +28,8 @@ class RankProperties : public boost::fibers::fiber_properties {
   /// Boost creates the properties when the fiber is first scheduled, inside its
   /// constructor: the rank is the one the worker thread is launching at that moment.
   explicit RankProperties(boost::fibers::context* ctx);
+  /// Gives properties made ahead of time (RankScheduler's reserve) to `ctx`.
+  void attach(boost::fibers::context* ctx);
 
   int rank;
   RankContext* context = nullptr;  ///< set by the rank's fiber when it starts
@@ -57,6 +60,10 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
                 int ranks_on_thread, ScheduleLog* log = nullptr, bool poll_when_idle = false);
 
   void awakened(boost::fibers::context* ctx, RankProperties& props) noexcept override;
+  /// Boost asks for a fiber's properties inside awakened(), which may not throw: they come
+  /// from a reserve made in the constructor, so running out of memory while the ranks
+  /// start cannot abort the process there.
+  boost::fibers::fiber_properties* new_properties(boost::fibers::context* ctx) override;
   boost::fibers::context* pick_next() noexcept override;
   bool has_ready_fibers() const noexcept override;
   void suspend_until(std::chrono::steady_clock::time_point const& until) noexcept override;
@@ -74,6 +81,11 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
  private:
   boost::fibers::context* pick_rank() noexcept;
   boost::fibers::context* pick_fifo() noexcept;
+  /// The ring's i-th entry from its head (i < fifo_.size(); no division on the hot path).
+  boost::fibers::context*& fifo_at(std::size_t i) noexcept {
+    const std::size_t at = fifo_head_ + i;
+    return fifo_[at >= fifo_.size() ? at - fifo_.size() : at];
+  }
   void log_pick(boost::fibers::context* ctx, bool deviation) noexcept;
   boost::fibers::context* pick_system() noexcept;
   bool has_ready_rank() const noexcept;
@@ -82,9 +94,16 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   SchedulePolicy policy_;
   SplitMix64 random_;
   std::deque<boost::fibers::context*> system_;   // Boost's own fibers
-  std::deque<boost::fibers::context*> fifo_;     // rank-order
+  // rank-order. A deque allocates as it grows, in awakened(), which may not throw: this
+  // ring holds every rank of the thread from the start.
+  std::vector<boost::fibers::context*> fifo_;
+  std::size_t fifo_head_ = 0;
+  std::size_t fifo_size_ = 0;
   std::vector<boost::fibers::context*> pool_;    // random
   std::map<std::int64_t, boost::fibers::context*> by_priority_;  // pct
+  /// pct: map nodes made in the constructor and reused, so awakened() never allocates.
+  std::vector<std::map<std::int64_t, boost::fibers::context*>::node_type> spare_nodes_;
+  std::vector<std::unique_ptr<RankProperties>> spare_properties_;
   std::vector<std::int64_t> priority_;           // pct, by rank
   std::vector<std::uint64_t> change_points_;     // pct, sorted step numbers
   std::uint64_t steps_ = 0;

@@ -17,12 +17,18 @@ constexpr std::size_t kMaxGuardedStacks = 16'384;
 
 }  // namespace
 
+std::size_t StackArena::slot_bytes(std::size_t count, std::size_t stack_size) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t guard = count <= kMaxGuardedStacks ? page : 0;
+  return (stack_size + page - 1) / page * page + guard;
+}
+
 StackArena::StackArena(std::size_t count, std::size_t stack_size, std::size_t workers)
     : count_(count), workers_(std::max<std::size_t>(workers, 1)) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const bool guarded = count <= kMaxGuardedStacks;
   guard_size_ = guarded ? page : 0;
-  slot_size_ = (stack_size + page - 1) / page * page + guard_size_;
+  slot_size_ = slot_bytes(count, stack_size);
   bytes_ = slot_size_ * count_;
   void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -46,6 +52,25 @@ std::size_t StackArena::slot_of(std::size_t rank) const {
   const std::size_t worker = rank % workers_;
   const std::size_t block = worker * (count_ / workers_) + std::min(worker, count_ % workers_);
   return block + rank / workers_;
+}
+
+std::size_t StackArena::rank_of_slot(std::size_t slot) const noexcept {
+  // The first count % workers blocks hold one rank more than the others.
+  const std::size_t small = count_ / workers_;
+  const std::size_t big_blocks = count_ % workers_;
+  const std::size_t in_big = big_blocks * (small + 1);
+  const std::size_t worker =
+      slot < in_big ? slot / (small + 1) : big_blocks + (slot - in_big) / small;
+  const std::size_t index = slot < in_big ? slot % (small + 1) : (slot - in_big) % small;
+  return worker + index * workers_;
+}
+
+long StackArena::rank_of_guard(const void* address) const noexcept {
+  const auto* p = static_cast<const std::byte*>(address);
+  if (guard_size_ == 0 || p < base_ || p >= base_ + bytes_) return -1;
+  const auto offset = static_cast<std::size_t>(p - base_);
+  if (offset % slot_size_ >= guard_size_) return -1;  // inside a stack, not below one
+  return static_cast<long>(rank_of_slot(offset / slot_size_));
 }
 
 boost::context::stack_context StackArena::Allocator::allocate() {

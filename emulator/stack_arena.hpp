@@ -22,6 +22,10 @@ class StackArena {
   /// address space cannot be reserved.
   StackArena(std::size_t count, std::size_t stack_size, std::size_t workers = 1);
   ~StackArena();
+
+  /// The address space each of `count` stacks of `stack_size` bytes takes (its guard page
+  /// included, if it gets one).
+  static std::size_t slot_bytes(std::size_t count, std::size_t stack_size);
   StackArena(const StackArena&) = delete;
   StackArena& operator=(const StackArena&) = delete;
 
@@ -42,6 +46,15 @@ class StackArena {
   /// Where rank `rank`'s stack lies: its worker's block, then its place among that
   /// worker's ranks. A permutation of 0 .. count-1.
   std::size_t slot_of(std::size_t rank) const;
+  /// The rank whose stack lies in slot `slot` (slot_of's inverse).
+  std::size_t rank_of_slot(std::size_t slot) const noexcept;
+
+  /// The rank whose guard page holds `address`, or -1 (not a guard page, or the arena has
+  /// none). Async-signal-safe: the stack-overflow handler calls it.
+  long rank_of_guard(const void* address) const noexcept;
+  /// The usable bytes of each stack.
+  std::size_t stack_size() const noexcept { return slot_size_ - guard_size_; }
+  bool guarded() const noexcept { return guard_size_ > 0; }
 
  private:
   std::byte* base_ = nullptr;

@@ -40,6 +40,15 @@ struct RankSlot {
   /// (Fabric::new_operation).
   std::shared_ptr<Operation> spare;
   std::string error;                   ///< what() of the exception that ended the rank
+  /// The fabric knows the rank is failing (rank_failed, or a kill fault before it unwinds).
+  bool failure_noted = false;
+  std::uint64_t failed_at = 0;  ///< the rank's Lamport clock when it failed
+  int mismatch_culprit = -1;    ///< a call mismatch it detected: the first rank that differs
+  std::string mismatch_sentence;  ///< and the one line naming the calls
+  /// Polls (test, wait_for, yield) while a failure settles: the progress epoch of the last
+  /// poll, and the epoch in which the rank counted as stalled (Fabric::note_poll).
+  std::uint64_t poll_epoch = ~std::uint64_t{0};
+  std::uint64_t stall_epoch = ~std::uint64_t{0};
 };
 
 /// Unmatched traffic addressed to one rank, each list in posting order (FIFO matching).

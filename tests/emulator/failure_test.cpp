@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "emulator/errors.hpp"
+#include "traces/sink.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 
@@ -252,6 +253,99 @@ TEST_P(RankFailureTest, FailureAfterOthersFinished) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, RankFailureTest,
                          ::testing::ValuesIn(cluster_params(worlds_from(2))), ParamName());
+
+// Survivors of a failure: ranks 0, 2, 3, 4 pass values around their own ring three times
+// (rank 1 is killed before its first operation), then all_reduce over the world, which
+// needs rank 1.
+constexpr int kSettleWorld = 5;
+const int kSurvivors[] = {0, 2, 3, 4};
+
+void survivors_ring_then_all_reduce(Communicator& world) {
+  const int me = world.rank();
+  const int at = me == 0 ? 0 : me - 1;  // place in kSurvivors
+  const int next = kSurvivors[(at + 1) % 4];
+  const int prev = kSurvivors[(at + 3) % 4];
+  std::int32_t out = me, in = -1;
+  for (int round = 0; round < 3; ++round) {
+    Work sent = world.isend(std::span<const std::int32_t>(&out, 1), next, round);
+    world.recv(std::span(&in, 1), prev, round);
+    sent.wait();
+  }
+  std::vector<float> x(4, 1.0f);
+  world.all_reduce(std::span(x));
+}
+
+//! A failure does not stop the other ranks wherever the scheduler had them: they do all
+//! they can without the failed rank (here, every message of their ring), and are cancelled
+//! only once each is blocked on it. So under every policy and thread count each rank
+//! records the same events, and the report names the killed rank.
+TEST(FailureSettleTest, SurvivorsDoWhatTheyStillCan) {
+  std::vector<std::vector<TraceEvent>> first;
+  for (const ClusterParam& param : cluster_params({kSettleWorld})) {
+    ClusterOptions options = param.options();
+    options.faults.faults = {FaultSpec::parse("kill:1@0")};
+    auto sink = std::make_shared<MemorySink>();
+    options.trace_sink = sink;
+    RankErrors errors(kSettleWorld);
+    const RunReport report = run_ranks(options, [&](Communicator& world) {
+      errors.run(world.rank(), [&] { survivors_ring_then_all_reduce(world); });
+    });
+    EXPECT_EQ(report.status, RunStatus::rank_failed) << param.name() << ": " << report.summary;
+    EXPECT_EQ(report.root_cause_rank, 1) << param.name();
+    const Trace& trace = sink->trace();
+    for (const int r : kSurvivors) {
+      const auto& events = trace.ranks[static_cast<std::size_t>(r)];
+      EXPECT_EQ(errors.kind(r), "PeerAbortedError") << param.name() << " rank " << r;
+      ASSERT_EQ(events.size(), 7u) << param.name() << " rank " << r;
+      for (std::size_t k = 0; k < 6; ++k) {
+        EXPECT_EQ(events[k].status, OpStatus::completed)
+            << param.name() << " rank " << r << " event " << k;
+      }
+      EXPECT_EQ(events[6].op, OpKind::all_reduce);
+      EXPECT_EQ(events[6].status, OpStatus::pending);
+      EXPECT_TRUE(events[6].blocked) << param.name() << " rank " << r;
+    }
+    EXPECT_TRUE(trace.ranks[1].empty()) << param.name();
+    // The same events, field for field but the Lamport clock, under every schedule.
+    std::vector<std::vector<TraceEvent>> events(trace.ranks.begin(), trace.ranks.end());
+    for (auto& rank : events) {
+      for (auto& e : rank) e.lamport = 0;
+    }
+    if (first.empty()) {
+      first = events;
+    } else {
+      EXPECT_TRUE(events == first) << param.name() << " records other events";
+    }
+  }
+}
+
+//! A rank that polls (test() and yield()) for a message from a failed rank does not keep
+//! the run from settling: once its polls see nothing else happen, the failure is the
+//! verdict, long before the watchdog.
+TEST(FailureSettleTest, PollingRanksSettleToo) {
+  for (const ClusterParam& param : cluster_params({3})) {
+    ClusterOptions options = param.options();
+    options.faults.faults = {FaultSpec::parse("kill:2@0")};
+    const auto start = Clock::now();
+    RankErrors errors(3);
+    const RunReport report = run_ranks(options, [&](Communicator& world) {
+      errors.run(world.rank(), [&] {
+        std::int32_t v = 0;
+        if (world.rank() == 0) {
+          Work never = world.irecv(std::span(&v, 1), 2, /*tag=*/0);
+          while (!never.test()) world.yield();
+        } else {
+          world.recv(std::span(&v, 1), 2, /*tag=*/0);
+        }
+      });
+    });
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << param.name();
+    EXPECT_EQ(report.status, RunStatus::rank_failed) << param.name() << ": " << report.summary;
+    EXPECT_EQ(report.root_cause_rank, 2) << param.name();
+    EXPECT_EQ(errors.kind(0), "PeerAbortedError") << param.name();
+    EXPECT_EQ(errors.kind(1), "PeerAbortedError") << param.name();
+  }
+}
 
 class WatchdogTest : public ::testing::TestWithParam<ClusterParam> {};
 

@@ -187,6 +187,10 @@ TEST(FaultPlanTest, ParsingAndValidation) {
   EXPECT_THROW_MSG(FaultSpec::parse("melt:1@2"), UsageError,
                    "expected kill:RANK@OPNUM, drop:SRC->DST#N, delay:RANK@OPNUM:STEPS or "
                    "corrupt:SRC->DST#N");
+  // A delay is bounded when parsed, not by the watchdog a minute later.
+  EXPECT_EQ(FaultSpec::parse("delay:1@0:1000000").steps, 1'000'000u);
+  EXPECT_THROW_MSG(FaultSpec::parse("delay:1@0:99999999999"), UsageError,
+                   "invalid steps in fault 'delay:1@0:99999999999': at most 1000000 yields");
   ClusterOptions o;
   o.world_size = 4;
   o.faults.faults = {FaultSpec::parse("drop:1->4#0")};

@@ -29,6 +29,7 @@ TEST(StackArenaTest, OneContiguousBlockPerWorker) {
         next_block = expected;
       }
       for (std::size_t s = 0; s < count; ++s) EXPECT_EQ(used[s], 1) << "slot " << s;
+      for (std::size_t r = 0; r < count; ++r) EXPECT_EQ(arena.rank_of_slot(arena.slot_of(r)), r);
     }
   }
 }
@@ -45,6 +46,22 @@ TEST(StackArenaTest, StacksAreDistinctAndUsable) {
       EXPECT_GE(top > other ? top - other : other - top, static_cast<std::ptrdiff_t>(sctx.size));
     tops.push_back(top);
   }
+}
+
+//! The page just below each stack is its rank's guard; addresses inside stacks or outside
+//! the arena are no guard.
+TEST(StackArenaTest, GuardPagesNameTheirRank) {
+  StackArena arena(5, 16 * 1024, 2);
+  ASSERT_TRUE(arena.guarded());
+  for (std::size_t r = 0; r < 5; ++r) {
+    const boost::context::stack_context sctx = arena.allocator(r).allocate();
+    const auto* bottom = static_cast<const std::byte*>(sctx.sp) - sctx.size;
+    EXPECT_EQ(arena.rank_of_guard(bottom - 1), static_cast<long>(r));
+    EXPECT_EQ(arena.rank_of_guard(bottom), -1);
+    EXPECT_EQ(arena.rank_of_guard(static_cast<const std::byte*>(sctx.sp) - 1), -1);
+  }
+  int outside = 0;
+  EXPECT_EQ(arena.rank_of_guard(&outside), -1);
 }
 
 }  // namespace

@@ -173,6 +173,33 @@ TEST(ParallelStepDeterminismTest, MessageAlgorithmsStayWithinTolerance) {
   }
 }
 
+//! Shapes whose matrix products once put 2 x 128 KiB of Eigen's packed blocks on a rank's
+//! 256 KiB fiber stack (the process died of SIGSEGV) run at the default stack size and
+//! match the dense reference: the model's Eigen temporaries come from the heap.
+TEST(ParallelStepDeterminismTest, LargeShapesRunOnTheDefaultStack) {
+  const ParallelConfig config{.tp = 2, .pp = 2, .dp = 2};
+  struct Case {
+    ModelShape shape;
+    StepOptions step;
+  };
+  const Case cases[] = {
+      {{.batch = 8, .seq = 64, .hidden = 128, .inter = 512, .layers = 4}, {}},
+      {{.batch = 8, .seq = 16, .hidden = 256, .inter = 64, .layers = 4},
+       {.schedule = ScheduleKind::one_f_one_b, .microbatches = 4}},
+  };
+  for (const Case& c : cases) {
+    const std::string what = fmt::format("H{} I{} S{}", c.shape.hidden, c.shape.inter, c.shape.seq);
+    const Problem<float> problem = make_problem<float>(c.shape, config.dp, 5);
+    const auto run = run_job<float>(config, problem, {.step = c.step});
+    ASSERT_TRUE(testing::run_ok(run.report)) << what;
+    const DenseReference<float> reference = compute_dense_reference(problem);
+    for (const RankResult<float>& result : run.results) {
+      EXPECT_TRUE(check_rank(result, config, reference).ok(relative_tolerance<float>()))
+          << what << " rank " << result.rank;
+    }
+  }
+}
+
 //! A problem with fewer replicas than DP, or a shape that does not split, fails the ranks
 //! with a UsageError naming it.
 TEST(ParallelStepDeterminismTest, BadProblemsFail) {

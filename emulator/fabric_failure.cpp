@@ -1,0 +1,114 @@
+// How a rank's failure ends the run. It does not end it at once: the other ranks go on
+// until none of them can do more (each is blocked, or polls with nothing changing, or has
+// ended), and only then is the verdict declared and the waiters cancelled. Stopping them
+// at once would stop each wherever the scheduler happened to have it, so the trace, which
+// records what every rank did, would depend on which thread ran first (traces/FORMAT.md,
+// Determinism). What a rank can still do without the failed one depends on the program
+// alone, so the settled state, like a deadlock, is the same under any schedule.
+#include <new>
+
+#include "emulator/errors.hpp"
+#include "emulator/fabric.hpp"
+
+namespace ranklab {
+
+void Fabric::note_failure(int rank, std::exception_ptr error) {
+  RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
+  if (me.failure_noted) return;  // a kill fault noted it before the rank unwound
+  try {
+    me.error = detail::describe_exception(error);
+  } catch (const std::bad_alloc&) {  // out of memory: the report goes without the text
+  }
+  me.failure_noted = true;
+  me.failed_at = me.lamport;
+  failure_pending_ = true;
+  ++progress_;
+  // The failure that happened first in the program's own order: Lamport clocks order
+  // causally related failures, and the rank number breaks ties between concurrent ones.
+  const RankSlot* root =
+      root_candidate_ < 0 ? nullptr : ranks_[static_cast<std::size_t>(root_candidate_)].get();
+  if (root == nullptr || me.failed_at < root->failed_at ||
+      (me.failed_at == root->failed_at && rank < root_candidate_)) {
+    root_candidate_ = rank;
+    root_candidate_error_ = std::move(error);
+  }
+}
+
+void Fabric::rank_failed(int rank, std::exception_ptr error) {
+  Lock lock(mutex_);
+  RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
+  me.state = RankState::failed;
+  ++progress_;
+  if (--live_ == 0) all_ended_.notify_all();
+  if (verdict_ != RunStatus::ok) {  // a consequence of the verdict, not its cause
+    me.error = detail::describe_exception(error);
+    return;
+  }
+  note_failure(rank, std::move(error));
+  try {
+    check_for_deadlock();
+  } catch (const std::bad_alloc&) {
+    // No memory to write the verdict now: a later check, or finish(), declares it.
+  }
+}
+
+bool Fabric::settled() const {
+  const int stalled = stalled_epoch_ == progress_ ? stalled_ : 0;
+  return blocked_ + stalled >= live_;
+}
+
+void Fabric::note_poll(int rank) {
+  if (!failure_pending_ || verdict_ != RunStatus::ok) return;
+  RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
+  if (me.poll_epoch != progress_) {  // something happened since its last poll
+    me.poll_epoch = progress_;
+    return;
+  }
+  if (me.stall_epoch == progress_) return;  // counted already
+  me.stall_epoch = progress_;
+  if (stalled_epoch_ != progress_) {
+    stalled_epoch_ = progress_;
+    stalled_ = 0;
+  }
+  ++stalled_;
+  check_for_deadlock();
+}
+
+void Fabric::declare_failure() {
+  // Everything that allocates comes before abort(), so that out of memory leaves the
+  // failure pending, to be declared again.
+  const int root = root_candidate_;
+  if (root < 0) return;  // unreachable: a pending failure has its rank
+  RankSlot& me = *ranks_[static_cast<std::size_t>(root)];
+  const std::exception_ptr error = root_candidate_error_;
+  bool mismatch = false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const MismatchError&) {
+    mismatch = true;
+  } catch (...) {
+  }
+  if (mismatch) {
+    // The error's first line names the group and call; the culprit is the first rank whose
+    // call differed, which need not be the rank that noticed.
+    const int culprit = me.mismatch_culprit >= 0 ? me.mismatch_culprit : root;
+    std::string summary = me.error.substr(0, me.error.find('\n'));
+    if (me.mismatch_culprit >= 0) {
+      summary += fmt::format(" (first rank that differs: {})", culprit);
+    }
+    const bool message = summary.starts_with("message mismatch");
+    culprit_ = {message ? "message-mismatch" : "collective-mismatch",
+                message || me.mismatch_sentence.empty() ? summary : me.mismatch_sentence,
+                {culprit}};
+    failure_pending_ = false;
+    abort(RunStatus::mismatch, culprit, error, std::move(summary), me.error);
+  } else {
+    culprit_ = {"rank-failure", fmt::format("rank {} failed first: {}", root, me.error), {root}};
+    std::string summary = fmt::format("rank {} failed: {}", root, me.error);
+    std::string details = failure_details(root);
+    failure_pending_ = false;
+    abort(RunStatus::rank_failed, root, error, std::move(summary), std::move(details));
+  }
+}
+
+}  // namespace ranklab
