@@ -9,7 +9,7 @@
 #include "cli/scenarios.hpp"
 #include "cli/train_command.hpp"
 #include "emulator/cluster.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
 

@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "emulator/cluster.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "model/parallel_step.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "model/schedule_builders.hpp"

@@ -4,8 +4,9 @@
 #include <cstdint>
 
 #include "collectives/algorithms/algorithm.hpp"
+#include "collectives/emulator_backend.hpp"
 #include "collectives/tags.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/rank.hpp"
 
 namespace ranklab {

@@ -13,7 +13,7 @@
 #include "collectives/backend.hpp"
 #include "collectives/options.hpp"
 #include "collectives/work.hpp"
-#include "emulator/buffer.hpp"
+#include "comm/buffer.hpp"
 
 namespace ranklab {
 

@@ -10,7 +10,7 @@
 #include <boost/fiber/operations.hpp>
 
 #include "emulator/detail/thread_affinity.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/scheduler.hpp"
 #include "emulator/stack_arena.hpp"

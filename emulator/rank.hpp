@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "emulator/buffer.hpp"
-#include "emulator/collective_args.hpp"
-#include "emulator/fingerprint.hpp"
+#include "comm/buffer.hpp"
+#include "comm/collective_args.hpp"
+#include "comm/fingerprint.hpp"
 #include "emulator/group.hpp"
 #include "emulator/request.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "emulator/cluster.hpp"
 #include "emulator/detail/replay_checker.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/rank.hpp"
 #include "traces/event_text.hpp"
 #include "traces/hash.hpp"

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/rank.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
