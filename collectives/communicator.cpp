@@ -4,10 +4,8 @@
 #include <cstdint>
 
 #include "collectives/algorithms/algorithm.hpp"
-#include "collectives/emulator_backend.hpp"
 #include "collectives/tags.hpp"
 #include "comm/errors.hpp"
-#include "emulator/rank.hpp"
 
 namespace ranklab {
 namespace {
@@ -38,9 +36,6 @@ void check_user_tag(int tag, bool receive) {
 }
 
 }  // namespace
-
-Communicator::Communicator(RankContext& context, Algorithm algorithm)
-    : Communicator(make_emulator_backend(context, context.world()), algorithm) {}
 
 Communicator::Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm)
     : backend_(std::move(backend)), algorithm_(algorithm) {

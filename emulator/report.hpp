@@ -58,7 +58,8 @@ struct WaitForGraph {
 /// that ended as grey or red ovals, wait-for edges labelled with the call, cycles in red.
 std::string to_dot(const WaitForGraph& graph, std::string_view title);
 
-/// Returned by Cluster::run; the run itself never throws for a rank's failure.
+/// Returned by Cluster::run (and Engine::run); the run itself never throws for a rank's
+/// failure.
 struct RunReport {
   RunStatus status = RunStatus::ok;
   std::vector<RankOutcome> ranks;
