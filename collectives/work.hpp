@@ -30,13 +30,14 @@ class WorkImpl {
 
 /// Move-only. wait() blocks and throws what the operation failed with; test() polls;
 /// status() tells what a completed receive matched. A default-constructed Work (returned by
-/// calls that ran synchronously) is already done. Dropping an unfinished Work follows the
-/// backend's rule for a dropped handle.
+/// calls that ran synchronously) is already done. [[nodiscard]]: a Work dropped unwaited
+/// is almost always a bug (a receive cancelled, a send's completion never checked); where
+/// the backend's rule for a dropped handle is what is meant, say so with static_cast<void>.
 ///
 /// A small implementation (up to kInlineBytes, nothrow movable: an emulator request is a
 /// pointer and a shared_ptr) lives inside the Work, so a call allocates no handle; a
 /// larger one is allocated once per call.
-class Work {
+class [[nodiscard]] Work {
  public:
   static constexpr std::size_t kInlineBytes = 4 * sizeof(void*);
 
@@ -72,10 +73,10 @@ class Work {
   void wait() {
     if (impl_) impl_->wait();
   }
-  bool wait_for(std::chrono::milliseconds timeout) {
+  [[nodiscard]] bool wait_for(std::chrono::milliseconds timeout) {
     return !impl_ || impl_->wait_for(timeout);
   }
-  bool test() { return !impl_ || impl_->test(); }
+  [[nodiscard]] bool test() { return !impl_ || impl_->test(); }
   RecvStatus status() const { return impl_ ? impl_->status() : RecvStatus{}; }
 
  private:

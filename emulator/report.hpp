@@ -59,8 +59,8 @@ struct WaitForGraph {
 std::string to_dot(const WaitForGraph& graph, std::string_view title);
 
 /// Returned by Cluster::run (and Engine::run); the run itself never throws for a rank's
-/// failure.
-struct RunReport {
+/// failure, so a dropped report is a failure unseen: [[nodiscard]].
+struct [[nodiscard]] RunReport {
   RunStatus status = RunStatus::ok;
   std::vector<RankOutcome> ranks;
   int root_cause_rank = -1;          ///< the rank whose error ended the run, if any

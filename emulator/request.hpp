@@ -18,7 +18,7 @@ struct Operation;
 /// the handle of an unfinished operation makes it independent of the caller's buffers: a
 /// send keeps a copy of its payload, a receive is cancelled (the trace shows it pending),
 /// and a collective is waited for, as std::future's destructor does for std::async.
-class Request {
+class [[nodiscard]] Request {
  public:
   Request() = default;
   Request(Request&&) noexcept = default;
@@ -35,10 +35,10 @@ class Request {
   void wait();
 
   /// Like wait, but gives up after `timeout` and returns false (the operation stays posted).
-  bool wait_for(std::chrono::milliseconds timeout);
+  [[nodiscard]] bool wait_for(std::chrono::milliseconds timeout);
 
   /// Non-blocking: true once complete (then throws like wait if it failed).
-  bool test();
+  [[nodiscard]] bool test();
 
   /// What a completed receive matched; for other operations, default values.
   RecvStatus status() const;

@@ -77,7 +77,8 @@ void check_schedule(const Schedule& schedule);
 
 /// Checks 1 and 2, then the dry run on PP ranks from `dry_run`. Never throws for a broken
 /// schedule.
-ScheduleVerdict validate_schedule(const Schedule& schedule, const DryRunner& dry_run);
+[[nodiscard]] ScheduleVerdict validate_schedule(const Schedule& schedule,
+                                              const DryRunner& dry_run);
 
 /// validate_schedule, throwing ScheduleError with the verdict's problem unless it is ok.
 void require_valid_schedule(const Schedule& schedule, const DryRunner& dry_run);
