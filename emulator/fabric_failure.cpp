@@ -7,7 +7,7 @@
 // alone, so the settled state, like a deadlock, is the same under any schedule.
 #include <new>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 
 namespace ranklab {

@@ -11,7 +11,7 @@
 #include <cstdio>
 
 #include "emulator/detail/fabric_state.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/scheduler.hpp"
 #include "emulator/stack_arena.hpp"
 

@@ -11,9 +11,9 @@
 #include <new>
 #include <vector>
 
-#include "emulator/cluster.hpp"
+#include "emulator/engine.hpp"
 #include "emulator/detail/run_memory.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 
 namespace ranklab::testing {
@@ -35,8 +35,8 @@ std::uint64_t mapped_bytes() {
   const rlimit limit{limit_bytes, limit_bytes};
   if (::setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(99);
   try {
-    Cluster cluster({.world_size = 65536, .stack_size = 16 * 1024});
-    const RunReport report = cluster.run([](RankContext& ctx) {
+    Engine engine({.world_size = 65536, .stack_size = 16 * 1024});
+    const RunReport report = engine.run([](RankContext& ctx) {
       std::vector<char> data(4096, static_cast<char>(ctx.rank()));
       ctx.barrier(ctx.world());
     });
@@ -52,9 +52,9 @@ std::uint64_t mapped_bytes() {
 TEST(RunMemoryTest, RefusesAWorldLargerThanTheAddressSpace) {
   ClusterOptions o;
   o.world_size = 2147483647;
-  EXPECT_THROW_MSG(Cluster{o}, UsageError,
+  EXPECT_THROW_MSG(Engine{o}, UsageError,
                    "world 2147483647 with --stack-kib 256 needs at least 5645");
-  EXPECT_THROW_MSG(Cluster{o}, UsageError, "512.0 TiB of fiber stacks");
+  EXPECT_THROW_MSG(Engine{o}, UsageError, "512.0 TiB of fiber stacks");
 }
 
 //! Under `ulimit -v` too small for the stacks and state, the cluster refuses to start:

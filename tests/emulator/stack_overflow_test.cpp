@@ -3,7 +3,7 @@
 // SIGSEGV.
 #include <gtest/gtest.h>
 
-#include "emulator/cluster.hpp"
+#include "emulator/engine.hpp"
 
 namespace ranklab::testing {
 namespace {
@@ -28,8 +28,8 @@ TEST_P(StackOverflowDeathTest, NamesTheRankAndALargerStack) {
   const int threads = GetParam();
   EXPECT_EXIT(
       {
-        Cluster cluster({.world_size = 4, .threads = threads, .stack_size = 64 * 1024});
-        cluster.run([](RankContext& ctx) {
+        Engine engine({.world_size = 4, .threads = threads, .stack_size = 64 * 1024});
+        (void)engine.run([](RankContext& ctx) {
           if (ctx.rank() == 3) recurse(1 << 20);
         });
       },
@@ -45,8 +45,8 @@ TEST(StackOverflowDeathTest, OtherFaultsStaySegfaults) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
-        Cluster cluster({.world_size = 2});
-        cluster.run([](RankContext& ctx) {
+        Engine engine({.world_size = 2});
+        (void)engine.run([](RankContext& ctx) {
           if (ctx.rank() == 1) *static_cast<volatile int*>(nullptr) = 1;
         });
       },

@@ -1,4 +1,4 @@
-#include "emulator/cluster.hpp"
+#include "emulator/engine.hpp"
 
 #include <algorithm>
 #include <new>
@@ -14,7 +14,7 @@
 #include "emulator/detail/run_memory.hpp"
 #include "emulator/detail/stack_overflow.hpp"
 #include "emulator/detail/thread_affinity.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/scheduler.hpp"
 #include "emulator/stack_arena.hpp"
@@ -24,7 +24,7 @@ namespace ranklab {
 namespace {
 
 // The body of rank `rank`'s fiber: run the program, tell the fabric how it ended.
-void run_rank(Fabric& fabric, int rank, const Cluster::RankFunction& rank_fn) {
+void run_rank(Fabric& fabric, int rank, const Engine::RankFunction& rank_fn) {
   RankContext context(fabric, rank);
   boost::this_fiber::properties<RankProperties>().context = &context;
   try {
@@ -35,7 +35,7 @@ void run_rank(Fabric& fabric, int rank, const Cluster::RankFunction& rank_fn) {
   }
 }
 
-RunReport run_cluster(const ClusterOptions& options, const Cluster::RankFunction& rank_fn);
+RunReport run_cluster(const ClusterOptions& options, const Engine::RankFunction& rank_fn);
 
 // Worker `index` could not set up: its ranks fail without running, so that the others
 // settle and the run ends in a report (exit 5) instead of std::terminate.
@@ -59,7 +59,7 @@ void fail_unstarted(Fabric& fabric, int index, int threads, int ranks_here,
 // One worker OS thread: installs the run's scheduler, starts its ranks (r % threads ==
 // index) as fibers, and joins them. Ranks stay pinned to their thread.
 void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& options, int index,
-                int threads, bool poll_when_idle, const Cluster::RankFunction& rank_fn) {
+                int threads, bool poll_when_idle, const Engine::RankFunction& rank_fn) {
   const int ranks_here = (options.world_size - index + threads - 1) / threads;
   std::vector<boost::fibers::fiber> fibers;
   try {
@@ -94,7 +94,7 @@ void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& option
 
 }  // namespace
 
-Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
+Engine::Engine(ClusterOptions options) : options_(std::move(options)) {
   RANKLAB_CHECK(options_.world_size >= 1, "world size must be at least 1, got {}",
                 options_.world_size);
   RANKLAB_CHECK(options_.threads >= 1, "threads must be at least 1, got {}", options_.threads);
@@ -106,7 +106,7 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
   detail::check_run_memory(options_.world_size, options_.stack_size, options_.threads);
 }
 
-RunReport Cluster::run(const RankFunction& rank_fn) {
+RunReport Engine::run(const RankFunction& rank_fn) {
   try {
     return run_cluster(options_, rank_fn);
   } catch (const std::bad_alloc&) {
@@ -123,7 +123,7 @@ RunReport Cluster::run(const RankFunction& rank_fn) {
 
 namespace {
 
-RunReport run_cluster(const ClusterOptions& options_, const Cluster::RankFunction& rank_fn) {
+RunReport run_cluster(const ClusterOptions& options_, const Engine::RankFunction& rank_fn) {
   Fabric fabric(options_);
   // Always on fresh threads, even with one: the caller's thread keeps whatever Boost.Fiber
   // scheduler it had, and two clusters never share scheduler state.
