@@ -10,6 +10,7 @@
 #include "emulator/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
+#include "traces/quote_input.hpp"
 #include "traces/simgrid_ti.hpp"
 #include "traces/sink.hpp"
 
@@ -43,8 +44,8 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
 
 int replay_command(const ReplayFlags& flags) {
   if (flags.format != "ranklab" && flags.format != "simgrid-ti") {
-    throw UsageError(
-        fmt::format("unknown --format '{}': expected ranklab or simgrid-ti", flags.format));
+    throw UsageError(fmt::format("unknown --format {}: expected ranklab or simgrid-ti",
+                                 quote_input(flags.format)));
   }
   const Trace trace =
       flags.format == "ranklab" ? read_trace_file(flags.trace) : read_simgrid_ti(flags.trace);

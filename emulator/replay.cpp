@@ -51,7 +51,8 @@ BufferCounts buffer_counts(OpKind op, std::uint64_t unit, std::uint64_t n, bool 
 [[noreturn]] void unreplayable(const Trace& trace, const TraceEvent& e, std::string_view why) {
   const std::string where = source_of(trace, e);
   throw TraceError(fmt::format("{}{}rank {} op #{} ({}): cannot replay: {}", where,
-                               where.empty() ? "" : ": ", e.rank, e.rank_seq, to_string(e.op), why));
+                               where.empty() ? "" : ": ", e.rank, e.rank_seq, to_string(e.op),
+                               why));
 }
 
 /// The bytes of buffer_counts, refused above `limit` (a hand-made trace may claim 2^48).
@@ -118,8 +119,9 @@ struct LargestBuffer {
 
 /// "17179869184 bytes (16.0 GiB)", "2097152 bytes (2.0 MiB)", "512 bytes".
 std::string format_bytes(std::uint64_t bytes) {
-  for (const auto& [size, unit] : {std::pair<std::uint64_t, const char*>{1 << 30, "GiB"},
-                                   {1 << 20, "MiB"}, {1 << 10, "KiB"}}) {
+  using Unit = std::pair<std::uint64_t, const char*>;
+  for (const auto& [size, unit] :
+       {Unit{1 << 30, "GiB"}, Unit{1 << 20, "MiB"}, Unit{1 << 10, "KiB"}}) {
     if (bytes >= size) {
       return fmt::format("{} bytes ({:.1f} {})", bytes, static_cast<double>(bytes) / size, unit);
     }
@@ -171,7 +173,8 @@ struct ReplayPlan {
   void check_memory(const LargestBuffer& input, const std::vector<LargestBuffer>& output,
                     const ReplayOptions& options) const {
     const bool by_default = options.max_memory_bytes == 0;
-    const std::uint64_t limit = by_default ? default_replay_memory_limit() : options.max_memory_bytes;
+    const std::uint64_t limit =
+        by_default ? default_replay_memory_limit() : options.max_memory_bytes;
     std::uint64_t total = input.bytes;
     LargestBuffer largest = input;
     for (const LargestBuffer& rank : output) {

@@ -39,7 +39,9 @@ std::uint64_t default_replay_memory_limit() {
   // cgroup v2, then v1 (whose "no limit" is a huge number, which min() ignores).
   for (const char* path :
        {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-    if (const auto limit = cgroup_limit(path)) memory = memory == 0 ? *limit : std::min(memory, *limit);
+    if (const auto limit = cgroup_limit(path)) {
+      memory = memory == 0 ? *limit : std::min(memory, *limit);
+    }
   }
   // Unknown (no sysconf, no cgroup): a fixed 4 GiB.
   return memory == 0 ? std::uint64_t{4} << 30 : memory / 2;

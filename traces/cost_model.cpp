@@ -93,7 +93,8 @@ CostModel CostModel::parse(std::string_view text) {
     const auto value = parse_number(item.substr(eq + 1));
     if (!value || *value < 0 || (key != "alpha" && *value == 0)) {
       throw UsageError(fmt::format("--cost: {} must be a number {}, got {}", key,
-                                   key == "alpha" ? ">= 0" : "> 0", quote_input(item.substr(eq + 1))));
+                                   key == "alpha" ? ">= 0" : "> 0",
+                                   quote_input(item.substr(eq + 1))));
     }
     if (!values.emplace(std::string(key), *value).second) {
       throw UsageError(fmt::format("--cost: {} given twice", key));
@@ -158,9 +159,8 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
       (t.*(spec->link)).*(spec->member) = *value;
     } else {
       if (*value != std::floor(*value) || *value > (1 << 20)) {
-        fail(line_no,
-             fmt::format("'ranks_per_node' must be a whole number of ranks, got {}",
-                         quote_input(value_text)));
+        fail(line_no, fmt::format("'ranks_per_node' must be a whole number of ranks, got {}",
+                                  quote_input(value_text)));
       }
       t.ranks_per_node = static_cast<int>(*value);
     }

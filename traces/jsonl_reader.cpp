@@ -54,7 +54,9 @@ void check_version(std::string_view version) {
     major = parse_digits(version.substr(0, dot), 10);
     minor = parse_digits(version.substr(dot + 1), 10);
   }
-  if (!major || !minor) fail("malformed version {} (expected \"MAJOR.MINOR\")", quote_input(version));
+  if (!major || !minor) {
+    fail("malformed version {} (expected \"MAJOR.MINOR\")", quote_input(version));
+  }
   if (*major != kSupportedMajor) {
     fail("unsupported trace version {} (this reader supports {}.x)", excerpt(version),
          kSupportedMajor);
@@ -78,9 +80,12 @@ TraceGroup parse_group(const json& value, int world_size) {
   for (const json& entry : as_array(require_field(value, "ranks"), "ranks")) {
     const std::int64_t rank = as_integer(entry, "ranks");
     if (rank < 0 || rank >= world_size) {
-      fail("group {} lists rank {}, out of range [0, {})", quote_input(group.name), rank, world_size);
+      fail("group {} lists rank {}, out of range [0, {})", quote_input(group.name), rank,
+           world_size);
     }
-    if (!seen.insert(rank).second) fail("group {} lists rank {} twice", quote_input(group.name), rank);
+    if (!seen.insert(rank).second) {
+      fail("group {} lists rank {} twice", quote_input(group.name), rank);
+    }
     group.ranks.push_back(static_cast<int>(rank));
   }
   if (group.ranks.empty()) fail("group {} has no ranks", quote_input(group.name));
@@ -202,7 +207,9 @@ class EventParser {
     event.dtype = as_enum(require_field(line, "dtype"), "dtype", parse_data_type);
     event.count = as_unsigned(require_field(line, "count"), "count");
     event.bytes = as_unsigned(require_field(line, "bytes"), "bytes");
-    if (event.count > kMaxTraceCount) fail("count {} exceeds the limit of 2^48 elements", event.count);
+    if (event.count > kMaxTraceCount) {
+      fail("count {} exceeds the limit of 2^48 elements", event.count);
+    }
     if (event.bytes != event.count * size_of(event.dtype)) {
       fail("bytes {} != count {} * {} (size of {})", event.bytes, event.count, size_of(event.dtype),
            to_string(event.dtype));
@@ -374,7 +381,8 @@ std::string shortened(std::string_view detail) {
   const std::size_t open = detail.find('\'');
   const std::size_t close = detail.rfind('\'');
   if (open == std::string_view::npos || close <= open) return std::string(detail);
-  return std::string(detail.substr(0, open)) + quote_input(detail.substr(open + 1, close - open - 1)) +
+  return std::string(detail.substr(0, open)) +
+         quote_input(detail.substr(open + 1, close - open - 1)) +
          std::string(detail.substr(close + 1));
 }
 
@@ -408,8 +416,7 @@ class JsonlParser {
     trace.header = at_current_line([&] { return parse_header(parse_json(line_)); });
     trace.sources = {.files = {name_}, .header_line = line_no_};
     const EventParser parser(trace.header);
-    std::vector<std::vector<TraceEvent>> by_rank(
-        static_cast<std::size_t>(trace.header.world_size));
+    std::vector<std::vector<TraceEvent>> by_rank(static_cast<std::size_t>(trace.header.world_size));
     while (next_line()) {
       TraceEvent event = at_current_line([&] { return parser.parse(parse_json(line_)); });
       event.source = {.file = 0, .line = line_no_};

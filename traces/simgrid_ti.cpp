@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/detail/words.hpp"
 #include "traces/error.hpp"
 #include "traces/input_file.hpp"
 #include "traces/quote_input.hpp"
@@ -35,19 +36,6 @@ struct Location {
   std::uint32_t line = 0;
 };
 
-/// The whitespace-separated words of a line.
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> words;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    const std::size_t start = i;
-    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i > start) words.push_back(line.substr(start, i - start));
-  }
-  return words;
-}
-
 /// Calls visit(line_number, words) for every non-blank line of `text`.
 template <typename Visit>
 void for_each_line(std::string_view text, Visit visit) {
@@ -57,7 +45,7 @@ void for_each_line(std::string_view text, Visit visit) {
     const std::string_view line = text.substr(0, end);
     text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
     ++number;
-    const auto words = split(line);
+    const auto words = detail::split_words(line);
     if (!words.empty()) visit(number, words);
   }
 }
@@ -254,8 +242,8 @@ class Importer {
   std::uint64_t in_elements(std::uint64_t n, std::int64_t type, const ElementType& element) const {
     const std::uint64_t elements = n * element.per_element;  // <= 2^48 * 32: no overflow
     if (elements > kMaxTraceCount) {
-      fail(fmt::format("count {} of SMPI datatype {} is {} x {}, over the limit of 2^48 elements", n,
-                       type, elements, to_string(element.dtype)));
+      fail(fmt::format("count {} of SMPI datatype {} is {} x {}, over the limit of 2^48 elements",
+                       n, type, elements, to_string(element.dtype)));
     }
     return elements;
   }
@@ -471,11 +459,11 @@ class Importer {
     const std::int64_t in_type = type_arg(w, 7, rank);
     const ElementType out = smpi_type(out_type);
     const ElementType in = smpi_type(in_type);
-    const std::uint64_t send = builder_->isend(
-        rank, dst, out.dtype, in_elements(count(w[2], "count"), out_type, out), 0);
+    const std::uint64_t send =
+        builder_->isend(rank, dst, out.dtype, in_elements(count(w[2], "count"), out_type, out), 0);
     posted(rank, send);
-    const std::uint64_t recv = builder_->irecv(
-        rank, src, in.dtype, in_elements(count(w[4], "count"), in_type, in), 0);
+    const std::uint64_t recv =
+        builder_->irecv(rank, src, in.dtype, in_elements(count(w[4], "count"), in_type, in), 0);
     posted(rank, recv);
     closed(rank, send);
     closed(rank, recv);

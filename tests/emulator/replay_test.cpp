@@ -342,20 +342,22 @@ std::string all_gathers(int world, std::uint64_t count) {
 TEST(ReplayTest, RefusalsNameTheFileAndLine) {
   const auto send = [](std::uint64_t count, int tag) {
     return [count, tag](int r) {
-      if (r == 1) return std::string(R"({"rank":1,"rank_seq":0,"op":"recv","group":"world",)") +
-                         fmt::format(R"("peer":0,"tag":{},"dtype":"u8","count":{},"bytes":{},)",
-                                     tag, count, count) +
-                         R"("msg":"0:0","lamport":2})";
+      if (r == 1) {
+        return std::string(R"({"rank":1,"rank_seq":0,"op":"recv","group":"world",)") +
+               fmt::format(R"("peer":0,"tag":{},"dtype":"u8","count":{},"bytes":{},)", tag, count,
+                           count) +
+               R"("msg":"0:0","lamport":2})";
+      }
       return fmt::format(R"({{"rank":0,"rank_seq":0,"op":"send","group":"world","peer":1,)"
                          R"("tag":{},"dtype":"u8","count":{},"bytes":{},"msg":"0:0","lamport":1}})",
                          tag, count, count);
     };
   };
-  EXPECT_THROW_MSG(replay(read_text(trace_text(2, send(std::uint64_t{1} << 48, 0))),
-                          ClusterParam{2}),
-                   TraceError,
-                   "t.jsonl:2: rank 0 op #0 (send): cannot replay: its buffers exceed the replay "
-                   "limit of 1073741824 bytes");
+  EXPECT_THROW_MSG(
+      replay(read_text(trace_text(2, send(std::uint64_t{1} << 48, 0))), ClusterParam{2}),
+      TraceError,
+      "t.jsonl:2: rank 0 op #0 (send): cannot replay: its buffers exceed the replay "
+      "limit of 1073741824 bytes");
   EXPECT_THROW_MSG(replay(read_text(trace_text(2, send(4, -5))), ClusterParam{2}), TraceError,
                    "t.jsonl:2: rank 0 op #0 (send): cannot replay: a send's tag must be >= 0");
 }
@@ -379,7 +381,8 @@ TEST(ReplayTest, BuffersOverTheMemoryLimitAreRefused) {
   options.max_memory_bytes = 4 * 4096 + 1024;
   EXPECT_TRUE(replay_trace(small, options).run.ok());
   options.max_memory_bytes -= 1;
-  EXPECT_THROW_MSG(replay_trace(small, options), TraceError, "over its memory limit of 17407 bytes (17.0 KiB) (--hint);");
+  EXPECT_THROW_MSG(replay_trace(small, options), TraceError,
+                   "over its memory limit of 17407 bytes (17.0 KiB) (--hint);");
 }
 
 //! By default a replay may take half of this machine's memory: 4 TiB of buffers (4096 ranks

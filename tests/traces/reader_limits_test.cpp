@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tests/support/temp_dir.hpp"
+#include "tests/traces/reader_errors.hpp"
 #include "tests/traces/sample_trace.hpp"
 #include "traces/error.hpp"
 #include "traces/event_text.hpp"
@@ -16,37 +17,23 @@
 namespace ranklab {
 namespace {
 
-const std::string kHeader =
-    R"({"format":"ranklab-trace","version":"1.1","world_size":2,"groups":[)"
-    R"({"name":"world","ranks":[0,1]}],"config":{}})";
+using reader_errors::error_of;
+using reader_errors::file_error_of;
+using reader_errors::with;
+
+const std::string kHeader = R"({"format":"ranklab-trace","version":"1.1","world_size":2,"groups":[)"
+                            R"({"name":"world","ranks":[0,1]}],"config":{}})";
 const std::string kSend =
     R"({"rank":0,"rank_seq":0,"op":"send","group":"world","peer":1,"tag":7,"dtype":"f32",)"
     R"("count":4,"bytes":16,"lamport":1})";
-
-/// The TraceError message of reading `text` as "t.jsonl" (empty if it reads fine).
-std::string error_of(const std::string& text) {
-  try {
-    trace_samples::from_text(text, "t.jsonl");
-  } catch (const TraceError& error) {
-    return error.what();
-  }
-  return "";
-}
-
-/// `text` with its only occurrence of `from` replaced by `to`.
-std::string with(std::string text, const std::string& from, const std::string& to) {
-  const std::size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 //! 150,000 nested arrays in the header's free-form config (a 300 KB line) overflowed the
 //! stack when the config was copied: now `FILE:1: nesting deeper than 128`.
 TEST(ReaderLimitsTest, DeepNestingInTheHeaderIsRefused) {
-  const std::string header = with(kHeader, R"("config":{})", R"("config":{"x":)" + nested(150'000) + "}");
+  const std::string header =
+      with(kHeader, R"("config":{})", R"("config":{"x":)" + nested(150'000) + "}");
   EXPECT_EQ(error_of(header + "\n"),
             "t.jsonl:1: nesting deeper than 128 arrays and objects (column 240)");
 }
@@ -64,23 +51,27 @@ TEST(ReaderLimitsTest, NestingLimitCountsStructureOnly) {
                 .find("t.jsonl:1: nesting deeper than 128"),
             std::string::npos);
   // config itself is level 2: 126 more levels make 128.
-  EXPECT_EQ(error_of(with(kHeader, R"("config":{})", R"("config":{"x":)" + nested(126) + "}") + "\n"),
-            "");
+  EXPECT_EQ(
+      error_of(with(kHeader, R"("config":{})", R"("config":{"x":)" + nested(126) + "}") + "\n"),
+      "");
   const std::string brackets = std::string(1000, '[') + "\\\"" + std::string(1000, '{');
-  EXPECT_EQ(error_of(with(kHeader, R"("config":{})", R"("config":{"s":")" + brackets + "\"}") + "\n"),
-            "");
+  EXPECT_EQ(
+      error_of(with(kHeader, R"("config":{})", R"("config":{"s":")" + brackets + "\"}") + "\n"),
+      "");
 }
 
 //! A 1 MB group name is quoted as 80 bytes and its size: the error stays one short line.
 TEST(ReaderLimitsTest, LongTokensAreCutInErrors) {
   const std::string name(1'000'000, 'g');
-  const std::string message = error_of(kHeader + "\n" + with(kSend, R"("world")", '"' + name + '"'));
+  const std::string message =
+      error_of(kHeader + "\n" + with(kSend, R"("world")", '"' + name + '"'));
   EXPECT_EQ(message, "t.jsonl:2: unknown group '" + std::string(80, 'g') + "'... (1000000 bytes)");
   const std::string header_error =
       error_of(with(kHeader, R"({"name":"world","ranks":[0,1]}])",
                     R"({"name":"world","ranks":[0,1]},{"name":")" + name + R"(","ranks":[]}])") +
                "\n");
-  EXPECT_EQ(header_error, "t.jsonl:1: group '" + std::string(80, 'g') + "'... (1000000 bytes) has no ranks");
+  EXPECT_EQ(header_error,
+            "t.jsonl:1: group '" + std::string(80, 'g') + "'... (1000000 bytes) has no ranks");
   // nlohmann quotes the token it choked on ("last read: '...'"): that is cut too.
   const std::string garbage = error_of(kHeader + "\n\"" + std::string(1'000'000, 't') + "\n");
   EXPECT_EQ(garbage.substr(0, 27), "t.jsonl:2: invalid JSON (co");
@@ -88,16 +79,6 @@ TEST(ReaderLimitsTest, LongTokensAreCutInErrors) {
   EXPECT_LT(garbage.size(), 300u) << garbage.substr(0, 300);
   const std::string op = error_of(kHeader + "\n" + with(kSend, R"("send")", '"' + name + '"'));
   EXPECT_LT(op.size(), 200u) << op.substr(0, 300);
-}
-
-/// The TraceError message of reading the file at `path`.
-std::string file_error_of(const std::filesystem::path& path) {
-  try {
-    read_trace_file(path);
-  } catch (const TraceError& error) {
-    return error.what();
-  }
-  return "";
 }
 
 //! A device never ends (/dev/zero) and a folder is not a trace: both are refused before a
@@ -121,7 +102,8 @@ TEST(ReaderLimitsTest, APipeIsRead) {
 //! Each event keeps the file and line it was read from (blank lines count), so a later
 //! refusal (replay) can say FILE:LINE; equality ignores where a trace was read.
 TEST(ReaderLimitsTest, EventsKeepTheirLines) {
-  const std::string second = with(with(kSend, R"("rank":0)", R"("rank":1)"), R"("peer":1)", R"("peer":0)");
+  const std::string second =
+      with(with(kSend, R"("rank":0)", R"("rank":1)"), R"("peer":1)", R"("peer":0)");
   const Trace trace =
       trace_samples::from_text("\n" + kHeader + "\n\n" + second + "\n" + kSend + "\n", "a.jsonl");
   EXPECT_EQ(header_source(trace), "a.jsonl:2");

@@ -17,9 +17,8 @@ namespace {
 using tools_testing::CommandResult;
 using tools_testing::shell_quoted;
 
-const std::string kHeader =
-    R"({"format":"ranklab-trace","version":"1.1","world_size":2,"groups":[)"
-    R"({"name":"world","ranks":[0,1]}],"config":{}})";
+const std::string kHeader = R"({"format":"ranklab-trace","version":"1.1","world_size":2,"groups":[)"
+                            R"({"name":"world","ranks":[0,1]}],"config":{}})";
 
 /// A send from 0 to 1 of `count` bytes with `tag`, and its receive.
 std::string message(std::uint64_t count, int tag) {
@@ -92,8 +91,9 @@ TEST_F(CliBadInputTest, DevicesAreRefused) {
 TEST_F(CliBadInputTest, ReplayRefusalsNameFileAndLine) {
   expect_refused("replay " + write("tag.jsonl", kHeader + "\n\n" + message(4, -3)),
                  "tag.jsonl:3: rank 0 op #0 (send): cannot replay: a send's tag must be >= 0");
-  expect_refused("replay " + write("huge.jsonl", kHeader + "\n" + message(std::uint64_t{1} << 48, 0)),
-                 "huge.jsonl:2: rank 0 op #0 (send): cannot replay: its buffers exceed");
+  expect_refused(
+      "replay " + write("huge.jsonl", kHeader + "\n" + message(std::uint64_t{1} << 48, 0)),
+      "huge.jsonl:2: rank 0 op #0 (send): cannot replay: its buffers exceed");
   const std::string ti = write("big.txt", "0 send 1 0 281474976710656 3\n1 recv 0 0 1\n");
   expect_refused("replay --format simgrid-ti " + ti,
                  "big.txt:1: count 281474976710656 of SMPI datatype 3 is 562949953421312 x u8");

@@ -194,8 +194,7 @@ TEST(SimgridTiTest, MissingFilesAreNamed) {
   std::filesystem::create_directories(dir / "files");
   std::ofstream(dir / "files" / "rank-1.txt") << "0 init\n";
   EXPECT_THROW_MSG(read_simgrid_ti(dir / "trace.txt"), TraceError,
-                   (dir / "trace.txt").string() + ":2: " +
-                       (dir / "files" / "rank-2.txt").string() +
+                   (dir / "trace.txt").string() + ":2: " + (dir / "files" / "rank-2.txt").string() +
                        ": cannot open listed file (No such file or directory)");
   std::ofstream(dir / "files" / "rank-2.txt") << "1 init\n1 bogus\n";
   EXPECT_THROW_MSG(
@@ -208,9 +207,9 @@ TEST(SimgridTiTest, MissingFilesAreNamed) {
 TEST(SimgridTiTest, DevicesAreRefused) {
   testing::TempDir dir("ranklab_ti");
   std::ofstream(dir / "trace.txt") << "/dev/zero\n";
-  EXPECT_THROW_MSG(read_simgrid_ti(dir.path()), TraceError,
-                   (dir / "trace.txt").string() +
-                       ":1: /dev/zero: not a regular file (a character device)");
+  EXPECT_THROW_MSG(
+      read_simgrid_ti(dir.path()), TraceError,
+      (dir / "trace.txt").string() + ":1: /dev/zero: not a regular file (a character device)");
   EXPECT_THROW_MSG(read_simgrid_ti("/dev/zero"), TraceError,
                    "/dev/zero: not a regular file (a character device)");
 }
@@ -223,7 +222,8 @@ TEST(SimgridTiTest, EventsKeepTheirFileAndLine) {
   EXPECT_EQ(source_of(trace, trace.ranks[1].at(0)), "t.txt:4");
   const Trace files = read_simgrid_ti(ti_example("mix4"));
   const TraceEvent& first = files.ranks[2].at(0);
-  EXPECT_TRUE(source_of(files, first).ends_with("mix4/trace.txt_files/1796021342.241363_rank-3.txt:3"))
+  EXPECT_TRUE(
+      source_of(files, first).ends_with("mix4/trace.txt_files/1796021342.241363_rank-3.txt:3"))
       << source_of(files, first);  // `2 irecv 1 3 64 0`, after init and compute
 }
 
