@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <utility>
@@ -50,15 +51,16 @@ std::string byte_mutated(std::string text, const ByteMutator& bytes) {
 
 // ---- line-level mutations (both formats) -------------------------------------------------
 
-/// Repeats, drops or swaps lines, or byte-mutates one; false if `lines` is empty.
-bool mutate_lines(Lines& lines, Random& random, const ByteMutator& bytes) {
-  if (lines.empty()) return false;
+/// Repeats, drops or swaps lines of `lines` (not empty), or byte-mutates one.
+void mutate_lines(Lines& lines, Random& random, const ByteMutator& bytes) {
   const std::size_t at = pick(random, lines.size());
   switch (pick(random, 4)) {
-    case 0:
+    case 0: {
+      std::string repeated = lines[at];
       lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(pick(random, lines.size() + 1)),
-                   lines[at]);
+                   std::move(repeated));
       break;
+    }
     case 1:
       lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(at));
       break;
@@ -69,7 +71,6 @@ bool mutate_lines(Lines& lines, Random& random, const ByteMutator& bytes) {
       lines[at] = byte_mutated(lines[at], bytes);
       break;
   }
-  return true;
 }
 
 /// What both formats do: 1 in 10 a byte mutation of the whole text, `line_level` in 10 one
@@ -93,77 +94,28 @@ std::string mutate_text(std::string_view text, std::uint32_t seed, const ByteMut
 
 /// Values the reader treats specially: integer and float boundaries, every name the format
 /// knows, and the shapes of its nested fields.
+// clang-format off
 const std::vector<Json>& interesting_values() {
   static const std::vector<Json> values = [] {
-    std::vector<Json> v = {0,
-                           1,
-                           2,
-                           7,
-                           -1,
-                           255,
-                           65536,
-                           INT32_MAX,
-                           std::int64_t{INT32_MAX} + 1,
-                           std::uint64_t{1} << 32,
-                           std::uint64_t{1} << 48,
-                           (std::uint64_t{1} << 48) + 1,
-                           (std::uint64_t{1} << 53) + 1,
-                           INT64_MAX,
-                           UINT64_MAX,
-                           INT64_MIN,
-                           0.5,
-                           -0.0,
-                           1e300,
-                           true,
-                           false,
-                           nullptr,
-                           Json::array(),
-                           Json::array({0}),
-                           Json::array({0, 1}),
-                           Json::object(),
-                           Json{{"flops", 1e9}},
-                           Json{{"s", 0.5}},
-                           Json{{"s", -1}}};
-    for (const char* name : {"send",
-                             "recv",
-                             "barrier",
-                             "all_reduce",
-                             "broadcast",
-                             "reduce",
-                             "all_gather",
-                             "reduce_scatter",
-                             "gather",
-                             "scatter",
-                             "all_to_all",
-                             "u8",
-                             "i32",
-                             "i64",
-                             "f32",
-                             "f64",
-                             "sum",
-                             "prod",
-                             "min",
-                             "max",
-                             "avg",
-                             "completed",
-                             "pending",
-                             "failed",
-                             "world",
-                             "tp[0,1]",
-                             "",
-                             "1.0",
-                             "1.1",
-                             "2.0",
-                             "0:0",
-                             "1:0",
-                             "0123456789abcdef",
-                             "ranklab-trace"}) {
+    std::vector<Json> v = {
+        0, 1, 2, 7, -1, 255, 65536, INT32_MAX, std::int64_t{INT32_MAX} + 1,
+        std::uint64_t{1} << 32, std::uint64_t{1} << 48, (std::uint64_t{1} << 48) + 1,
+        (std::uint64_t{1} << 53) + 1, INT64_MAX, UINT64_MAX, INT64_MIN, 0.5, -0.0, 1e300,
+        true, false, nullptr, Json::array(), Json::array({0}), Json::array({0, 1}),
+        Json::object(), Json{{"flops", 1e9}}, Json{{"s", 0.5}}, Json{{"s", -1}}};
+    for (const char* name : {
+             "send", "recv", "barrier", "all_reduce", "broadcast", "reduce", "all_gather",
+             "reduce_scatter", "gather", "scatter", "all_to_all", "u8", "i32", "i64", "f32",
+             "f64", "sum", "prod", "min", "max", "avg", "completed", "pending", "failed",
+             "world", "tp[0,1]", "", "1.0", "1.1", "2.0", "0:0", "1:0", "0123456789abcdef",
+             "ranklab-trace"}) {
       v.emplace_back(name);
     }
     return v;
   }();
   return values;
 }
+// clang-format on
 
 /// Every value inside `value` (not `value` itself), depth first.
 void collect_nodes(Json& value, std::vector<Json*>& nodes) {
@@ -221,7 +173,7 @@ void mutate_object(Json& line, std::size_t self, const std::vector<Json>& parsed
         node = pick_from(random, interesting_values());
       }
       break;
-    case 2: {  // drop a member of the object holding... the line itself, or a nested object
+    case 2: {  // drop a member: of the node if it is an object, else of the line
       Json& holder = node.is_object() && !node.empty() ? node : line;
       auto it = holder.begin();
       std::advance(it, static_cast<std::ptrdiff_t>(pick(random, holder.size())));
@@ -253,36 +205,16 @@ std::string join_words(const std::vector<std::string>& words) {
   return line;
 }
 
+// clang-format off
 const std::vector<std::string>& ti_numbers() {
-  static const std::vector<std::string> numbers = {"0",
-                                                   "1",
-                                                   "2",
-                                                   "3",
-                                                   "-1",
-                                                   "-333",
-                                                   "-444",
-                                                   "-555",
-                                                   "6",
-                                                   "7",
-                                                   "14",
-                                                   "60",
-                                                   "2147483647",
-                                                   "2147483648",
-                                                   "65535",
-                                                   "65536",
-                                                   "281474976710656",
-                                                   "281474976710657",
-                                                   "9223372036854775807",
-                                                   "9223372036854775808",
-                                                   "-9223372036854775808",
-                                                   "0.5",
-                                                   "1e308",
-                                                   "1e400",
-                                                   "nan",
-                                                   "inf",
-                                                   "-0"};
+  static const std::vector<std::string> numbers = {
+      "0", "1", "2", "3", "-1", "-333", "-444", "-555", "6", "7", "14", "60", "2147483647",
+      "2147483648", "65535", "65536", "281474976710656", "281474976710657",
+      "9223372036854775807", "9223372036854775808", "-9223372036854775808", "0.5", "1e308",
+      "1e400", "nan", "inf", "-0"};
   return numbers;
 }
+// clang-format on
 
 const std::vector<std::string>& ti_actions() {
   static const std::vector<std::string> actions = {
