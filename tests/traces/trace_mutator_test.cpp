@@ -94,7 +94,7 @@ TEST(TraceMutatorTest, JsonlMutantsReachTheReadersChecks) {
   Outcomes total;
   for (const auto& entry : std::filesystem::directory_iterator(kExamples)) {
     if (entry.path().extension() != ".jsonl") continue;
-    const Outcomes o = fuzz(read_text(entry.path()), 60, "m.jsonl", fuzz::mutate_jsonl,
+    const Outcomes o = fuzz(read_text(entry.path()), 30, "m.jsonl", fuzz::mutate_jsonl,
                             [](const std::string& text) {
                               std::istringstream in(text);
                               return read_trace(in, "m.jsonl");
