@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct ReplayFlags {
   std::vector<std::string> more_traces;  ///< pytorch-fr: further dump files or folders
   std::string format = "ranklab";
   bool json = false;
+  std::uint64_t max_memory_mib = 0;  ///< 0: default_replay_memory_limit()
   ClusterFlags cluster;
   CostFlags cost;
 };

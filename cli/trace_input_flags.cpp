@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "traces/error.hpp"
+#include "traces/quote_input.hpp"
 #include "traces/trace_input.hpp"
 
 namespace ranklab::cli {
@@ -41,7 +42,7 @@ Trace read_trace_input(const std::string& format, const std::vector<std::string>
   const std::optional<TraceFormat> parsed = parse_trace_format(format);
   if (!parsed) {
     throw UsageError(
-        fmt::format("unknown --format '{}': expected {}", format, trace_format_names()));
+        fmt::format("unknown --format {}: expected {}", quote_input(format), trace_format_names()));
   }
   Trace trace = ranklab::read_trace_input(*parsed, {paths.begin(), paths.end()});
   if (*parsed == TraceFormat::pytorch_fr) log_fr_import(trace);

@@ -15,6 +15,7 @@
 
 #include "traces/error.hpp"
 #include "traces/fr_dump.hpp"
+#include "traces/input_file.hpp"
 #include "traces/trace_builder.hpp"
 
 namespace ranklab {
@@ -265,18 +266,15 @@ bool is_dump_name(const std::filesystem::path& path) {
 }
 
 std::string read_file(const std::filesystem::path& path) {
+  // A regular file's size is known before reading; the rest (a device, a folder) is refused
+  // by read_input_file, as for every other input.
   std::error_code error;
   const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (error) throw TraceError(fmt::format("{}: cannot read: {}", path.string(), error.message()));
-  if (size > kMaxDumpBytes) {
+  if (!error && size > kMaxDumpBytes) {
     throw TraceError(fmt::format("{}: {} bytes is more than a Flight Recorder dump ({} at most)",
                                  path.string(), size, kMaxDumpBytes));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(fmt::format("{}: cannot open", path.string()));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return std::move(bytes).str();
+  return read_input_file(path, "Flight Recorder dump");
 }
 
 }  // namespace

@@ -7,12 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "tests/traces/reader_errors.hpp"
 #include "tests/traces/sample_trace.hpp"
 #include "traces/error.hpp"
 #include "traces/jsonl.hpp"
 
 namespace ranklab {
 namespace {
+
+using reader_errors::error_of;
+using reader_errors::file_error_of;
+using reader_errors::with;
 
 const std::string kHeader =
     R"({"format":"ranklab-trace","version":"1.0","world_size":4,"groups":[)"
@@ -26,24 +31,6 @@ const std::string kBroadcast =
 const std::string kAllReduce =
     R"({"rank":1,"rank_seq":0,"op":"all_reduce","group":"tp[0,1]","dtype":"i32","count":3,)"
     R"("bytes":12,"coll_seq":0,"reduce_op":"sum","lamport":1})";
-
-/// `text` with its only occurrence of `from` replaced by `to`.
-std::string with(std::string text, const std::string& from, const std::string& to) {
-  const std::size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
-/// The TraceError message of reading `text` as "t.jsonl" (empty if it reads fine).
-std::string error_of(const std::string& text) {
-  try {
-    trace_samples::from_text(text, "t.jsonl");
-  } catch (const TraceError& error) {
-    return error.what();
-  }
-  return "";
-}
 
 // Both readers below must succeed, or every negative case could pass for a wrong reason.
 //! The base lines used by the cases are themselves valid.
@@ -307,22 +294,12 @@ TEST(ReaderErrorTest, PendingAnySourceRecvNeedsNoPeer) {
   EXPECT_EQ(trace.ranks[0].at(0).status, OpStatus::pending);
 }
 
-/// The TraceError message of reading the file at `path`.
-std::string file_error_of(const std::filesystem::path& path) {
-  try {
-    read_trace_file(path);
-  } catch (const TraceError& error) {
-    return error.what();
-  }
-  return "";
-}
-
-//! A missing file, or a directory, names the path and the system's reason.
+//! A missing file, or a directory, names the path and the reason.
 TEST(ReaderErrorTest, UnreadableFile) {
   EXPECT_EQ(file_error_of("/nonexistent-ranklab-dir/missing.jsonl"),
             "/nonexistent-ranklab-dir/missing.jsonl: cannot open trace file "
             "(No such file or directory)");
-  EXPECT_EQ(file_error_of("/"), "/: cannot open trace file (Is a directory)");
+  EXPECT_EQ(file_error_of("/"), "/: not a regular file (a directory)");
 }
 
 /// Reads `text`; true if it is valid. Any exception other than TraceError fails the test.

@@ -14,6 +14,7 @@
 
 #include "traces/cost_model.hpp"
 #include "traces/error.hpp"
+#include "traces/fuzz/trace_mutator.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/simgrid_ti.hpp"
 #include "traces/stats.hpp"
@@ -55,4 +56,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   exercise(trace);
   return 0;
+}
+
+// Structure-aware mutations (libfuzzer_hooks.cpp calls this).
+std::string ranklab::fuzz::mutate_input(std::string_view text, std::uint32_t seed,
+                                        const ByteMutator& bytes) {
+  return mutate_ti(text, seed, bytes);
 }

@@ -15,6 +15,7 @@
 #include "traces/error.hpp"
 #include "traces/export_html.hpp"
 #include "traces/export_perfetto.hpp"
+#include "traces/fuzz/trace_mutator.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/stats.hpp"
 
@@ -68,4 +69,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   exercise_tools(trace);
   return 0;
+}
+
+// Structure-aware mutations (libfuzzer_hooks.cpp calls this).
+std::string ranklab::fuzz::mutate_input(std::string_view text, std::uint32_t seed,
+                                        const ByteMutator& bytes) {
+  return mutate_jsonl(text, seed, bytes);
 }
