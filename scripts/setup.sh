@@ -16,6 +16,7 @@ PACKAGES=(
   libboost-fiber-dev libboost-context-dev libtbb-dev libeigen3-dev
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev  # the MPI backend (collectives/mpi) and its tests
   chromium  # renders the HTML trace report in a test (which skips without it); ~20 s to install
 )
 

@@ -1,0 +1,136 @@
+// The Backend over Open MPI: one GroupState's communicators as one process sees them.
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "collectives/mpi/detail/collective_plan.hpp"
+#include "collectives/mpi/detail/fingerprint_exchange.hpp"
+#include "collectives/mpi/detail/mpi_call.hpp"
+#include "collectives/mpi/detail/mpi_work.hpp"
+#include "collectives/mpi/detail/runtime.hpp"
+#include "collectives/mpi/mpi_session.hpp"
+#include "collectives/tags.hpp"
+#include "emulator/errors.hpp"
+
+namespace ranklab {
+namespace {
+
+using mpi_detail::GroupState;
+using mpi_detail::Runtime;
+
+class MpiBackend final : public Backend {
+ public:
+  MpiBackend(Runtime& runtime, std::shared_ptr<GroupState> group, const MpiOptions& options)
+      : runtime_(runtime), group_(std::move(group)), options_(options) {}
+
+  int rank() const override { return group_->rank; }
+  int size() const override { return static_cast<int>(group_->ranks.size()); }
+  int global_rank(int group_rank) const override {
+    RANKLAB_CHECK(group_rank >= 0 && group_rank < size(), "rank {} is outside group {} of {} ranks",
+                  group_rank, name(), size());
+    return group_->ranks[static_cast<std::size_t>(group_rank)];
+  }
+  int global_size() const override { return runtime_.world_size(); }
+  const std::string& name() const override { return group_->name; }
+
+  Work isend(ConstBuffer data, int dst, int tag) override {
+    RANKLAB_CHECK(dst >= 0 && dst < size(), "rank {}: send to rank {}, outside group {} of {} ranks",
+                  runtime_.world_rank(), dst, name(), size());
+    const mpi_detail::MessageInfo info{.receive = false, .dtype = data.dtype, .count = data.count,
+                                       .peer = dst, .tag = tag, .group = group_.get(),
+                                       .timeout = options_.timeout};
+    MPI_Request request = MPI_REQUEST_NULL;
+    // MPI only reads the buffer; its C API predates const.
+    const int code = MPI_Isend(const_cast<void*>(data.data), bytes(data.bytes()), MPI_BYTE, dst,
+                               tag, comm_of(tag), &request);
+    return finish_post(code, request, info);
+  }
+
+  Work irecv(MutableBuffer data, int src, int tag) override {
+    RANKLAB_CHECK(src == kAnySource || (src >= 0 && src < size()),
+                  "rank {}: recv from rank {}, outside group {} of {} ranks",
+                  runtime_.world_rank(), src, name(), size());
+    const mpi_detail::MessageInfo info{.receive = true, .dtype = data.dtype, .count = data.count,
+                                       .peer = src, .tag = tag, .group = group_.get(),
+                                       .timeout = options_.timeout};
+    MPI_Request request = MPI_REQUEST_NULL;
+    // kAnyTag matches user tags only: the algorithms' messages travel on another communicator.
+    const int code = MPI_Irecv(data.data, bytes(data.bytes()), MPI_BYTE,
+                               src == kAnySource ? MPI_ANY_SOURCE : src,
+                               tag == kAnyTag ? MPI_ANY_TAG : tag, comm_of(tag), &request);
+    return finish_post(code, request, info);
+  }
+
+  Work native_collective(const CollectiveArgs& args) override {
+    auto plan = prepare(args);
+    return Work(std::make_unique<mpi_detail::CollectiveWork>(
+        runtime_, runtime_.start(group_, std::move(plan)), options_.timeout));
+  }
+
+  void native_collective_blocking(const CollectiveArgs& args) override {
+    auto plan = prepare(args);
+    // A blocked process cannot advance its other staged calls, and cannot time out.
+    if (runtime_.idle() && options_.timeout.count() == 0) {
+      runtime_.run_blocking(*plan);
+      return;
+    }
+    mpi_detail::CollectiveWork(runtime_, runtime_.start(group_, std::move(plan)), options_.timeout)
+        .wait();
+  }
+
+  std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) override {
+    const std::uint64_t sequence = group_->next_sequence++;
+    if (options_.check_collectives) {
+      mpi_detail::exchange_fingerprints(runtime_, *group_, fingerprint, sequence, options_.timeout);
+    }
+    return sequence;
+  }
+  void end_collective() noexcept override {}
+
+  std::shared_ptr<Backend> new_group(std::string_view kind,
+                                     std::span<const int> global_ranks) override {
+    return std::make_shared<MpiBackend>(runtime_, runtime_.group(kind, global_ranks), options_);
+  }
+
+  void yield() override {
+    runtime_.progress();
+    std::this_thread::yield();
+  }
+
+ private:
+  // A native call's shape checks, fingerprint and sequence number, then its plan.
+  std::unique_ptr<mpi_detail::CollectivePlan> prepare(const CollectiveArgs& args) {
+    const CollectiveSignature signature = make_signature(args, size(), rank());
+    const bool library = options_.library_collectives;
+    begin_collective({.signature = signature, .algorithm = library ? "mpi" : "direct"});
+    return mpi_detail::make_plan(*group_, args, signature, library);
+  }
+
+  MPI_Comm comm_of(int tag) const {
+    return tag >= kFirstReservedTag ? group_->internal : group_->user;
+  }
+
+  int bytes(std::size_t n) const { return mpi_detail::mpi_count(n, "a message"); }
+
+  Work finish_post(int code, MPI_Request request, const mpi_detail::MessageInfo& info) {
+    if (code != MPI_SUCCESS) {
+      mpi_detail::throw_mpi_error(
+          code, fmt::format("rank {}: {} rank {} tag {} in {}", runtime_.world_rank(),
+                            info.receive ? "recv from" : "send to", info.peer, info.tag, name()));
+    }
+    return Work(std::make_unique<mpi_detail::MessageWork>(runtime_, request, info));
+  }
+
+  Runtime& runtime_;
+  std::shared_ptr<GroupState> group_;
+  MpiOptions options_;  ///< groups made from this one inherit them
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_mpi_backend(const MpiOptions& options) {
+  Runtime& runtime = Runtime::instance();
+  return std::make_shared<MpiBackend>(runtime, runtime.world(), options);
+}
+
+}  // namespace ranklab

@@ -1,0 +1,50 @@
+#include "collectives/mpi/mpi_session.hpp"
+
+#include <mpi.h>
+
+#include <fmt/format.h>
+
+#include "collectives/mpi/detail/mpi_call.hpp"
+#include "collectives/mpi/detail/runtime.hpp"
+#include "emulator/errors.hpp"
+
+namespace ranklab {
+
+MpiSession::MpiSession(int& argc, char**& argv, const MpiOptions& options) : options_(options) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    mpi_detail::check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided),
+                      [] { return std::string("MPI_Init_thread"); });
+  }
+  runtime_ = std::make_unique<mpi_detail::Runtime>();
+}
+
+MpiSession::~MpiSession() {
+  runtime_.reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+int MpiSession::rank() const { return runtime_->world_rank(); }
+int MpiSession::size() const { return runtime_->world_size(); }
+
+std::string MpiSession::host() {
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  return std::string(name, static_cast<std::size_t>(length));
+}
+
+Communicator MpiSession::world(Algorithm algorithm) const {
+  return Communicator(make_mpi_backend(options_), algorithm);
+}
+
+void MpiSession::abort(int exit_code) {
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
+}
+
+}  // namespace ranklab
