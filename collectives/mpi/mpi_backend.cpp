@@ -1,4 +1,5 @@
 // The Backend over Open MPI: one GroupState's communicators as one process sees them.
+#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "collectives/mpi/mpi_session.hpp"
 #include "collectives/tags.hpp"
 #include "emulator/errors.hpp"
+#include "traces/hash.hpp"
 
 namespace ranklab {
 namespace {
@@ -40,6 +42,22 @@ class MpiBackend final : public Backend {
                                        .peer = dst, .tag = tag, .group = group_.get(),
                                        .timeout = options_.timeout};
     MPI_Request request = MPI_REQUEST_NULL;
+    if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
+      auto recording = std::make_unique<mpi_detail::Recording>();
+      TraceEvent event = point_to_point_event(OpKind::send, dst, tag, data.dtype, data.count);
+      event.hash = payload_hash(data.as_bytes());
+      event.has_hash = true;
+      recording->rank_seq = recorder->post(std::move(event));
+      const mpi_detail::MessageHeader header = recorder->header_of(recording->rank_seq);
+      recording->staging.resize(mpi_detail::kHeaderBytes + data.bytes());
+      std::memcpy(recording->staging.data(), &header, mpi_detail::kHeaderBytes);
+      if (data.bytes() > 0) {
+        std::memcpy(recording->staging.data() + mpi_detail::kHeaderBytes, data.data, data.bytes());
+      }
+      const int code = MPI_Isend(recording->staging.data(), bytes(recording->staging.size()),
+                                 MPI_BYTE, dst, tag, comm_of(tag), &request);
+      return finish_post(code, request, info, std::move(recording));
+    }
     // MPI only reads the buffer; its C API predates const.
     const int code = MPI_Isend(const_cast<void*>(data.data), bytes(data.bytes()), MPI_BYTE, dst,
                                tag, comm_of(tag), &request);
@@ -53,28 +71,46 @@ class MpiBackend final : public Backend {
     const mpi_detail::MessageInfo info{.receive = true, .dtype = data.dtype, .count = data.count,
                                        .peer = src, .tag = tag, .group = group_.get(),
                                        .timeout = options_.timeout};
-    MPI_Request request = MPI_REQUEST_NULL;
     // kAnyTag matches user tags only: the algorithms' messages travel on another communicator.
-    const int code = MPI_Irecv(data.data, bytes(data.bytes()), MPI_BYTE,
-                               src == kAnySource ? MPI_ANY_SOURCE : src,
-                               tag == kAnyTag ? MPI_ANY_TAG : tag, comm_of(tag), &request);
+    const int source = src == kAnySource ? MPI_ANY_SOURCE : src;
+    const int mpi_tag = tag == kAnyTag ? MPI_ANY_TAG : tag;
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
+      auto recording = std::make_unique<mpi_detail::Recording>();
+      recording->rank_seq = recorder->post(
+          point_to_point_event(OpKind::recv, src, tag, data.dtype, data.count));
+      recording->staging.resize(mpi_detail::kHeaderBytes + data.bytes());
+      recording->user = data;
+      const int code = MPI_Irecv(recording->staging.data(), bytes(recording->staging.size()),
+                                 MPI_BYTE, source, mpi_tag, comm_of(tag), &request);
+      return finish_post(code, request, info, std::move(recording));
+    }
+    const int code = MPI_Irecv(data.data, bytes(data.bytes()), MPI_BYTE, source, mpi_tag,
+                               comm_of(tag), &request);
     return finish_post(code, request, info);
   }
 
   Work native_collective(const CollectiveArgs& args) override {
-    auto plan = prepare(args);
+    std::int64_t rank_seq = -1;
+    auto plan = prepare(args, rank_seq);
     return Work(std::make_unique<mpi_detail::CollectiveWork>(
-        runtime_, runtime_.start(group_, std::move(plan)), options_.timeout));
+        runtime_, runtime_.start(group_, std::move(plan)), options_.timeout, rank_seq));
   }
 
   void native_collective_blocking(const CollectiveArgs& args) override {
-    auto plan = prepare(args);
+    std::int64_t rank_seq = -1;
+    auto plan = prepare(args, rank_seq);
     // A blocked process cannot advance its other staged calls, and cannot time out.
     if (runtime_.idle() && options_.timeout.count() == 0) {
       runtime_.run_blocking(*plan);
+      if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
+        recorder->complete(static_cast<std::uint64_t>(rank_seq));
+        recorder->close(static_cast<std::uint64_t>(rank_seq));
+      }
       return;
     }
-    mpi_detail::CollectiveWork(runtime_, runtime_.start(group_, std::move(plan)), options_.timeout)
+    mpi_detail::CollectiveWork(runtime_, runtime_.start(group_, std::move(plan)), options_.timeout,
+                               rank_seq)
         .wait();
   }
 
@@ -98,12 +134,41 @@ class MpiBackend final : public Backend {
   }
 
  private:
-  // A native call's shape checks, fingerprint and sequence number, then its plan.
-  std::unique_ptr<mpi_detail::CollectivePlan> prepare(const CollectiveArgs& args) {
+  // A native call's shape checks, fingerprint and sequence number, its event when
+  // recording (`rank_seq`), then its plan.
+  std::unique_ptr<mpi_detail::CollectivePlan> prepare(const CollectiveArgs& args,
+                                                      std::int64_t& rank_seq) {
     const CollectiveSignature signature = make_signature(args, size(), rank());
     const bool library = options_.library_collectives;
     begin_collective({.signature = signature, .algorithm = library ? "mpi" : "direct"});
+    if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
+      TraceEvent event;
+      event.op = args.op;
+      event.group = runtime_.trace_group(*group_);
+      event.dtype = signature.dtype;
+      event.count = signature.count;
+      event.root = signature.root == kNoRank ? kNoRank : global_rank(signature.root);
+      event.has_reduce_op = signature.has_reduce_op;
+      event.reduce_op = signature.reduce_op;
+      event.coll_seq = recorder->next_coll_seq(event.group);
+      event.has_hash = args.op != OpKind::barrier;
+      event.hash = event.has_hash ? payload_hash(args.input.as_bytes()) : 0;
+      rank_seq = static_cast<std::int64_t>(recorder->post(std::move(event)));
+    }
     return mpi_detail::make_plan(*group_, args, signature, library);
+  }
+
+  // A point-to-point event as posted: a receive from any rank names no peer yet.
+  TraceEvent point_to_point_event(OpKind op, int peer, int tag, DataType dtype,
+                                  std::size_t count) {
+    TraceEvent event;
+    event.op = op;
+    event.group = runtime_.trace_group(*group_);
+    event.peer = peer == kAnySource ? kNoRank : global_rank(peer);
+    event.tag = tag;
+    event.dtype = dtype;
+    event.count = count;
+    return event;
   }
 
   MPI_Comm comm_of(int tag) const {
@@ -112,13 +177,15 @@ class MpiBackend final : public Backend {
 
   int bytes(std::size_t n) const { return mpi_detail::mpi_count(n, "a message"); }
 
-  Work finish_post(int code, MPI_Request request, const mpi_detail::MessageInfo& info) {
+  Work finish_post(int code, MPI_Request request, const mpi_detail::MessageInfo& info,
+                   std::unique_ptr<mpi_detail::Recording> recording = nullptr) {
     if (code != MPI_SUCCESS) {
       mpi_detail::throw_mpi_error(
           code, fmt::format("rank {}: {} rank {} tag {} in {}", runtime_.world_rank(),
                             info.receive ? "recv from" : "send to", info.peer, info.tag, name()));
     }
-    return Work(std::make_unique<mpi_detail::MessageWork>(runtime_, request, info));
+    return Work(std::make_unique<mpi_detail::MessageWork>(runtime_, request, info,
+                                                          std::move(recording)));
   }
 
   Runtime& runtime_;

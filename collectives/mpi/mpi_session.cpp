@@ -6,6 +6,7 @@
 
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "collectives/mpi/detail/runtime.hpp"
+#include "collectives/mpi/detail/trace_gather.hpp"
 #include "emulator/errors.hpp"
 
 namespace ranklab {
@@ -40,6 +41,14 @@ std::string MpiSession::host() {
 
 Communicator MpiSession::world(Algorithm algorithm) const {
   return Communicator(make_mpi_backend(options_), algorithm);
+}
+
+void MpiSession::record_trace() { runtime_->start_recording(); }
+
+Trace MpiSession::trace_of_job(const nlohmann::json& config) {
+  Trace trace = mpi_detail::gather_trace(*runtime_, config);
+  runtime_->stop_recording();
+  return trace;
 }
 
 void MpiSession::abort(int exit_code) {

@@ -17,6 +17,7 @@
 #include "collectives/backend.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/mpi/mpi_options.hpp"
+#include "traces/event.hpp"
 
 namespace ranklab {
 
@@ -43,6 +44,16 @@ class MpiSession {
   /// The world as a Communicator whose `automatic` collectives run `algorithm`, with the
   /// session's options.
   Communicator world(Algorithm algorithm = Algorithm::direct) const;
+
+  /// Records every later operation of this process for trace_of_job (as the emulator's
+  /// fabric does when a trace sink is set), numbering them, and every group's collectives,
+  /// from 0. Every process calls it at the same point with nothing in flight: recorded
+  /// messages carry a header, and the collectives' tags derive from their numbers.
+  void record_trace();
+  /// Collective over the world, once the rank programs have ended: the job's trace at
+  /// rank 0 (every process's events, `config` in the header), an empty Trace elsewhere.
+  /// Ends the recording.
+  Trace trace_of_job(const nlohmann::json& config);
 
   /// Ends every process of the job with `exit_code` (MPI_Abort), for a process whose rank
   /// program failed: the others would otherwise wait for it forever.

@@ -1,11 +1,13 @@
 #include "collectives/mpi/detail/mpi_work.hpp"
 
+#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "emulator/errors.hpp"
+#include "traces/hash.hpp"
 
 namespace ranklab::mpi_detail {
 namespace {
@@ -37,21 +39,43 @@ std::string MessageWork::describe() const {
                      tag_text(info_.tag), info_.group->name, info_.count, to_string(info_.dtype));
 }
 
+std::size_t MessageWork::unpack(std::size_t bytes, const MPI_Status& status) {
+  if (bytes < kHeaderBytes) {
+    throw Error(fmt::format("{}: a message of {} bytes has no trace header: record on every "
+                            "process or on none",
+                            describe(), bytes));
+  }
+  MessageHeader header;
+  std::memcpy(&header, recording_->staging.data(), kHeaderBytes);
+  const std::size_t payload = bytes - kHeaderBytes;
+  if (payload > 0) std::memcpy(recording_->user.data, recording_->staging.data() + kHeaderBytes, payload);
+  const std::size_t elem = size_of(info_.dtype);
+  runtime_.recorder()->complete_recv(
+      recording_->rank_seq, info_.group->ranks[static_cast<std::size_t>(status.MPI_SOURCE)],
+      status.MPI_TAG, payload / elem,
+      payload_hash({recording_->staging.data() + kHeaderBytes, payload}), header);
+  return payload;
+}
+
 void MessageWork::complete(int code, const MPI_Status& status) {
   done_ = true;
   check(code, [&] { return describe(); });
-  if (!info_.receive) return;
-  int bytes = 0;
-  MPI_Get_count(&status, MPI_BYTE, &bytes);
+  if (!info_.receive) {
+    if (recording_) runtime_.recorder()->complete(recording_->rank_seq);
+    return;
+  }
+  int received = 0;
+  MPI_Get_count(&status, MPI_BYTE, &received);
+  std::size_t bytes = static_cast<std::size_t>(received);
   const std::size_t elem = size_of(info_.dtype);
-  if (static_cast<std::size_t>(bytes) % elem != 0) {
+  const std::size_t payload = recording_ ? bytes - std::min(bytes, kHeaderBytes) : bytes;
+  if (payload % elem != 0) {
     throw MismatchError(fmt::format("{}: rank {} sent {} bytes, not a whole number of {}",
-                                    describe(), status.MPI_SOURCE, bytes,
+                                    describe(), status.MPI_SOURCE, payload,
                                     to_string(info_.dtype)));
   }
-  status_ = RecvStatus{.source = status.MPI_SOURCE,
-                       .tag = status.MPI_TAG,
-                       .count = static_cast<std::size_t>(bytes) / elem};
+  if (recording_) bytes = unpack(bytes, status);
+  status_ = RecvStatus{.source = status.MPI_SOURCE, .tag = status.MPI_TAG, .count = bytes / elem};
 }
 
 bool MessageWork::poll() {
@@ -63,20 +87,33 @@ bool MessageWork::poll() {
   return done_;
 }
 
+void MessageWork::close() {
+  if (recording_) runtime_.recorder()->close(recording_->rank_seq);
+}
+
 void MessageWork::wait() {
-  if (done_) return;
+  if (done_) return close();
   if (runtime_.idle() && info_.timeout.count() == 0) {
     // Nothing else to advance and no deadline: MPI's own wait is the fastest.
     MPI_Status status;
     const int code = MPI_Wait(&request_, &status);
+    close();
     complete(code, status);
     return;
   }
-  runtime_.wait_until([&] { return poll(); }, [&] { return describe(); }, info_.timeout);
+  try {
+    runtime_.wait_until([&] { return poll(); }, [&] { return describe(); }, info_.timeout);
+  } catch (const TimeoutError&) {
+    if (recording_) runtime_.recorder()->mark_blocked(recording_->rank_seq);
+    throw;
+  }
+  close();
 }
 
 bool MessageWork::wait_for(std::chrono::milliseconds timeout) {
-  return poll_for(runtime_, timeout, [&] { return poll(); });
+  if (!poll_for(runtime_, timeout, [&] { return poll(); })) return false;
+  close();
+  return true;
 }
 
 bool MessageWork::test() {
@@ -86,6 +123,7 @@ bool MessageWork::test() {
 }
 
 MessageWork::~MessageWork() {
+  close();
   if (done_) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -94,31 +132,43 @@ MessageWork::~MessageWork() {
   MPI_Wait(&request_, MPI_STATUS_IGNORE);
 }
 
+bool CollectiveWork::finished() {
+  if (!staged_->done()) return false;
+  if (rank_seq_ >= 0 && !closed_) runtime_.recorder()->complete(static_cast<std::uint64_t>(rank_seq_));
+  return true;
+}
+
 void CollectiveWork::wait() {
-  runtime_.wait_until(
-      [&] { return staged_->done(); },
-      [&] { return fmt::format("rank {}: {}", runtime_.world_rank(), staged_->what()); },
-      timeout_);
+  try {
+    runtime_.wait_until(
+        [&] { return finished(); },
+        [&] { return fmt::format("rank {}: {}", runtime_.world_rank(), staged_->what()); },
+        timeout_);
+  } catch (const TimeoutError&) {
+    if (rank_seq_ >= 0) runtime_.recorder()->mark_blocked(static_cast<std::uint64_t>(rank_seq_));
+    throw;
+  }
+  if (rank_seq_ >= 0 && !closed_) runtime_.recorder()->close(static_cast<std::uint64_t>(rank_seq_));
+  closed_ = true;
   staged_->rethrow();
 }
 
 bool CollectiveWork::wait_for(std::chrono::milliseconds timeout) {
-  if (!poll_for(runtime_, timeout, [&] { return staged_->done(); })) return false;
-  staged_->rethrow();
+  if (!poll_for(runtime_, timeout, [&] { return finished(); })) return false;
+  wait();
   return true;
 }
 
 bool CollectiveWork::test() {
   runtime_.progress();
-  if (!staged_->done()) return false;
+  if (!finished()) return false;
   staged_->rethrow();
   return true;
 }
 
 CollectiveWork::~CollectiveWork() {
-  if (staged_->done()) return;
   try {
-    wait();
+    if (!closed_) wait();
   } catch (...) {
     // The run is failing already; the error has been or will be reported by a wait.
   }

@@ -124,6 +124,7 @@ Runtime::Runtime() {
   RANKLAB_CHECK(g_runtime == nullptr, "one MPI session per process");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   groups_comm_ = duplicate(MPI_COMM_WORLD, "world");
+  end_comm_ = duplicate(MPI_COMM_WORLD, "world");
   world_ = std::make_shared<GroupState>();
   world_->name = "world";
   int rank = 0;
@@ -143,6 +144,7 @@ Runtime::~Runtime() {
   groups_.clear();
   world_.reset();
   free_comm(&groups_comm_);
+  free_comm(&end_comm_);
   g_runtime = nullptr;
 }
 
@@ -190,6 +192,27 @@ std::shared_ptr<GroupState> Runtime::group(std::string_view kind,
   }
   groups_.emplace(std::move(name), state);
   return state;
+}
+
+void Runtime::start_recording() {
+  RANKLAB_CHECK(idle(), "record_trace with a collective in flight");
+  recorder_ = std::make_unique<Recorder>(world_rank());
+  // A run starts here: collectives are numbered from 0 again, as on a fresh fabric, so the
+  // algorithms' tags (tags.hpp) are the emulator's. Every process does it at the same point.
+  world_->trace_index = -1;
+  world_->next_sequence = 0;
+  for (auto& [name, group] : groups_) {
+    group->trace_index = -1;
+    group->next_sequence = 0;
+  }
+  trace_group(*world_);  // the world is group 0 of every trace
+}
+
+void Runtime::stop_recording() { recorder_.reset(); }
+
+std::uint32_t Runtime::trace_group(GroupState& group) {
+  if (group.trace_index < 0) group.trace_index = recorder_->group_index(group.name, group.ranks);
+  return static_cast<std::uint32_t>(group.trace_index);
 }
 
 std::shared_ptr<StagedCollective> Runtime::start(const std::shared_ptr<GroupState>& group,

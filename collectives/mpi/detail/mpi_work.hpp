@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collectives/mpi/detail/runtime.hpp"
 #include "collectives/work.hpp"
@@ -23,12 +24,20 @@ struct MessageInfo {
   std::chrono::milliseconds timeout{0};  ///< wait() throws TimeoutError after it (0: never)
 };
 
+/// What a recorded message needs besides its request (detail/recorder.hpp).
+struct Recording {
+  std::uint64_t rank_seq = 0;
+  std::vector<std::byte> staging;  ///< header + payload, sent or received
+  MutableBuffer user;              ///< a receive's own buffer, filled from the staging
+};
+
 /// An isend or irecv. Destroying an unfinished one waits for a send (MPI reads the caller's
 /// buffer until then) and cancels a receive, as the emulator's Request does.
 class MessageWork final : public detail::WorkImpl {
  public:
-  MessageWork(Runtime& runtime, MPI_Request request, const MessageInfo& info)
-      : runtime_(runtime), request_(request), info_(info) {}
+  MessageWork(Runtime& runtime, MPI_Request request, const MessageInfo& info,
+              std::unique_ptr<Recording> recording = nullptr)
+      : runtime_(runtime), request_(request), info_(info), recording_(std::move(recording)) {}
   ~MessageWork() override;
 
   void wait() override;
@@ -42,9 +51,15 @@ class MessageWork final : public detail::WorkImpl {
   void complete(int code, const MPI_Status& status);
   std::string describe() const;
 
+  /// The recorded receive's payload to the caller's buffer; its event completed.
+  std::size_t unpack(std::size_t bytes, const MPI_Status& status);
+  /// The owner waited for it or dropped it (the trace's wait points).
+  void close();
+
   Runtime& runtime_;
   MPI_Request request_;
   MessageInfo info_;
+  std::unique_ptr<Recording> recording_;
   bool done_ = false;
   RecvStatus status_;
 };
@@ -52,9 +67,10 @@ class MessageWork final : public detail::WorkImpl {
 /// A native collective in flight. Destroying an unfinished one waits for it.
 class CollectiveWork final : public detail::WorkImpl {
  public:
+  /// `rank_seq`: the call's event when recording (-1 otherwise).
   CollectiveWork(Runtime& runtime, std::shared_ptr<StagedCollective> staged,
-                 std::chrono::milliseconds timeout)
-      : runtime_(runtime), staged_(std::move(staged)), timeout_(timeout) {}
+                 std::chrono::milliseconds timeout, std::int64_t rank_seq = -1)
+      : runtime_(runtime), staged_(std::move(staged)), timeout_(timeout), rank_seq_(rank_seq) {}
   ~CollectiveWork() override;
 
   void wait() override;
@@ -63,9 +79,14 @@ class CollectiveWork final : public detail::WorkImpl {
   RecvStatus status() const override { return {}; }
 
  private:
+  /// Records the completion once it is seen.
+  bool finished();
+
   Runtime& runtime_;
   std::shared_ptr<StagedCollective> staged_;
   std::chrono::milliseconds timeout_;
+  std::int64_t rank_seq_;
+  bool closed_ = false;
 };
 
 }  // namespace ranklab::mpi_detail

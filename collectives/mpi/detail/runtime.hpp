@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "collectives/mpi/detail/collective_plan.hpp"
+#include "collectives/mpi/detail/recorder.hpp"
 
 namespace ranklab::mpi_detail {
 
@@ -41,6 +42,7 @@ struct GroupState {
   MPI_Comm second = MPI_COMM_NULL;    ///< native second stages, in call order
   std::uint64_t next_sequence = 0;    ///< the group's collective calls so far
   std::deque<StagedCollective*> awaiting_second;  ///< staged calls whose second stage is due
+  std::int64_t trace_index = -1;  ///< the group's index in this process's trace, once used
 
   GroupState() = default;
   GroupState(const GroupState&) = delete;
@@ -101,6 +103,16 @@ class Runtime {
   /// cannot advance other staged calls.
   void run_blocking(CollectivePlan& plan);
 
+  /// Records every later operation of this process (MpiSession::record_trace).
+  void start_recording();
+  void stop_recording();
+  /// The recorder, or null when not recording.
+  Recorder* recorder() { return recorder_.get(); }
+  /// `group`'s index in the recorder's trace.
+  std::uint32_t trace_group(GroupState& group);
+  /// A communicator over the world used only once the rank programs have ended.
+  MPI_Comm end_comm() const { return end_comm_; }
+
   /// Advances every staged call; drops the finished ones.
   void progress();
   /// Whether no staged call is in flight.
@@ -129,6 +141,8 @@ class Runtime {
                                          std::chrono::milliseconds timeout);
 
   MPI_Comm groups_comm_ = MPI_COMM_NULL;  ///< where MPI_Comm_create_group runs
+  MPI_Comm end_comm_ = MPI_COMM_NULL;     ///< end of run: outcomes and traces
+  std::unique_ptr<Recorder> recorder_;
   std::shared_ptr<GroupState> world_;
   std::map<std::string, std::shared_ptr<GroupState>, std::less<>> groups_;
   std::vector<std::shared_ptr<StagedCollective>> staged_;  ///< in call order
