@@ -54,13 +54,11 @@ class MpiBackend final : public Backend {
       if (data.bytes() > 0) {
         std::memcpy(recording->staging.data() + mpi_detail::kHeaderBytes, data.data, data.bytes());
       }
-      const int code = MPI_Isend(recording->staging.data(), bytes(recording->staging.size()),
-                                 MPI_BYTE, dst, tag, comm_of(tag), &request);
+      const int code = post_send(recording->staging.data(), recording->staging.size(), data.bytes(),
+                                 dst, tag, &request);
       return finish_post(code, request, info, std::move(recording));
     }
-    // MPI only reads the buffer; its C API predates const.
-    const int code = MPI_Isend(const_cast<void*>(data.data), bytes(data.bytes()), MPI_BYTE, dst,
-                               tag, comm_of(tag), &request);
+    const int code = post_send(data.data, data.bytes(), data.bytes(), dst, tag, &request);
     return finish_post(code, request, info);
   }
 
@@ -169,6 +167,17 @@ class MpiBackend final : public Backend {
     event.dtype = dtype;
     event.count = count;
     return event;
+  }
+
+  // MPI_Isend or, above the eager size, MPI_Issend (MpiOptions::eager_bytes). `payload` is
+  // the user's bytes (a recorded message sends a header too).
+  int post_send(const void* data, std::size_t n, std::size_t payload, int dst, int tag,
+                MPI_Request* request) {
+    // MPI only reads the buffer; its C API predates const.
+    void* buffer = const_cast<void*>(data);
+    return payload > options_.eager_bytes
+               ? MPI_Issend(buffer, bytes(n), MPI_BYTE, dst, tag, comm_of(tag), request)
+               : MPI_Isend(buffer, bytes(n), MPI_BYTE, dst, tag, comm_of(tag), request);
   }
 
   MPI_Comm comm_of(int tag) const {

@@ -11,14 +11,26 @@
 
 namespace ranklab {
 
-MpiSession::MpiSession(int& argc, char**& argv, const MpiOptions& options) : options_(options) {
+namespace {
+
+void init_mpi(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized) {
-    int provided = 0;
-    mpi_detail::check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided),
-                      [] { return std::string("MPI_Init_thread"); });
-  }
+  if (initialized) return;
+  int provided = 0;
+  mpi_detail::check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided),
+                    [] { return std::string("MPI_Init_thread"); });
+}
+
+}  // namespace
+
+MpiSession::MpiSession(int& argc, char**& argv, const MpiOptions& options) : options_(options) {
+  init_mpi(&argc, &argv);
+  runtime_ = std::make_unique<mpi_detail::Runtime>();
+}
+
+MpiSession::MpiSession(const MpiOptions& options) : options_(options) {
+  init_mpi(nullptr, nullptr);
   runtime_ = std::make_unique<mpi_detail::Runtime>();
 }
 

@@ -30,6 +30,8 @@ class MpiSession {
   /// MPI_Init_thread (MPI_THREAD_FUNNELED: only the main thread calls MPI; oneTBB's workers
   /// only reduce). Throws Error if MPI cannot start.
   MpiSession(int& argc, char**& argv, const MpiOptions& options = {});
+  /// The same without the command line (Open MPI takes its settings from mpirun).
+  explicit MpiSession(const MpiOptions& options);
   /// Frees the groups' communicators, then MPI_Finalize.
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;

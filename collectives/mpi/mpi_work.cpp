@@ -1,6 +1,7 @@
 #include "collectives/mpi/detail/mpi_work.hpp"
 
 #include <cstring>
+#include <exception>
 #include <thread>
 
 #include <fmt/format.h>
@@ -128,8 +129,18 @@ MessageWork::~MessageWork() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (info_.receive) MPI_Cancel(&request_);
-  MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  if (info_.receive) {
+    MPI_Cancel(&request_);
+    MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  } else if (std::uncaught_exceptions() > 0) {
+    // The run is failing (a timeout): the receiver may never come, so the send is left to
+    // MPI (Open MPI cannot cancel sends) and its staging kept until the session ends.
+    MPI_Request_free(&request_);
+    if (recording_) runtime_.keep_until_end(std::move(recording_->staging));
+  } else {
+    // MPI reads the caller's buffer until the send completes.
+    MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  }
 }
 
 bool CollectiveWork::finished() {

@@ -113,6 +113,9 @@ class Runtime {
   /// A communicator over the world used only once the rank programs have ended.
   MPI_Comm end_comm() const { return end_comm_; }
 
+  /// Keeps an abandoned send's buffer alive until the session ends (MPI may still read it).
+  void keep_until_end(std::vector<std::byte> buffer) { orphans_.push_back(std::move(buffer)); }
+
   /// Advances every staged call; drops the finished ones.
   void progress();
   /// Whether no staged call is in flight.
@@ -143,6 +146,7 @@ class Runtime {
   MPI_Comm groups_comm_ = MPI_COMM_NULL;  ///< where MPI_Comm_create_group runs
   MPI_Comm end_comm_ = MPI_COMM_NULL;     ///< end of run: outcomes and traces
   std::unique_ptr<Recorder> recorder_;
+  std::vector<std::vector<std::byte>> orphans_;
   std::shared_ptr<GroupState> world_;
   std::map<std::string, std::shared_ptr<GroupState>, std::less<>> groups_;
   std::vector<std::shared_ptr<StagedCollective>> staged_;  ///< in call order
