@@ -16,6 +16,8 @@ struct RunFlags {
   std::size_t count = 16;
   TrainFlags train;  ///< the main job's flags; refused next to --scenario
   CostFlags cost;    ///< time the run's trace under a cost model
+  std::string backend = "emulator";  ///< or "mpi": this process is one rank of an MPI job
+  bool check_collectives = false;    ///< MPI: exchange fingerprints before each collective
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.

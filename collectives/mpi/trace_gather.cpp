@@ -44,16 +44,20 @@ Trace gather_trace(Runtime& runtime, const nlohmann::json& config) {
   trace.header.world_size = runtime.world_size();
   trace.header.config = config;
   trace.ranks.resize(static_cast<std::size_t>(runtime.world_size()));
+  // The world first, as in every trace; then each process's groups, whether or not its
+  // events use them (the emulator's header lists every group made).
+  trace.header.groups.push_back(TraceGroup{"world", runtime.world()->ranks});
   for (std::size_t r = 0; r < texts.size(); ++r) {
     std::istringstream in(texts[r]);
     Trace part = read_trace(in, fmt::format("rank {}'s trace", r));
+    std::vector<std::uint32_t> index;
+    for (const TraceGroup& group : part.header.groups) {
+      index.push_back(merged_index(trace.header.groups, group));
+    }
     for (TraceEvent event : part.ranks.at(r)) {
-      event.group = merged_index(trace.header.groups, part.header.groups.at(event.group));
+      event.group = index.at(event.group);
       trace.ranks[r].push_back(std::move(event));
     }
-  }
-  if (trace.header.groups.empty()) {
-    trace.header.groups.push_back(TraceGroup{"world", runtime.world()->ranks});
   }
   return trace;
 }
