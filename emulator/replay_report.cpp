@@ -58,6 +58,11 @@ std::string format_replay(const ReplayReport& report, std::string_view name) {
     }
   }
   if (!report.run.ok()) out += "\n" + report.run.details + "\n";
+  // The replayed run's one-line diagnosis, as `ranklab run` prints it: a trace recorded
+  // elsewhere (on MPI processes) gets the emulator's verdict for the same bug.
+  if (!report.run.culprit.kind.empty()) {
+    fmt::format_to(it, "culprit ({}): {}\n", report.run.culprit.kind, report.run.culprit.text);
+  }
   fmt::format_to(it, "time: {:.3f} ms for the replay ({:.0f} operations/s)\n",
                  std::chrono::duration<double, std::milli>(report.elapsed).count(),
                  events_per_second(report));

@@ -7,7 +7,7 @@
 
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "emulator/detail/mismatch_table.hpp"
-#include "emulator/errors.hpp"
+#include "collectives/mpi/mpi_errors.hpp"
 #include "emulator/group.hpp"
 
 namespace ranklab::mpi_detail {
@@ -97,7 +97,7 @@ void exchange_fingerprints(Runtime& runtime, const GroupState& group,
       named, sequence, rows, [](const Posted& p) -> const CollectiveFingerprint& {
         return p.fingerprint;
       }, culprit, sentence);
-  throw MismatchError(fmt::format("{}\nculprit (mismatch): {}", table, sentence));
+  throw CollectiveMismatchError(std::move(table), std::move(sentence), group.rank == 0);
 }
 
 }  // namespace ranklab::mpi_detail

@@ -1,11 +1,14 @@
 #include "collectives/mpi/mpi_run.hpp"
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "collectives/mpi/detail/gather_strings.hpp"
 #include "collectives/mpi/detail/runtime.hpp"
+#include "collectives/mpi/mpi_errors.hpp"
 #include "emulator/errors.hpp"
 
 namespace ranklab {
@@ -31,6 +34,21 @@ struct Ending {
   MpiSession::abort(exit_code(status));
 }
 
+// A mismatch every member of the call found: its reporter prints the emulator's report of
+// it, the others leave it the time to before they end the job.
+[[noreturn]] void abort_on_collective_mismatch(const CollectiveMismatchError& e) {
+  if (e.reporter()) {
+    const std::string table = e.what();
+    std::fflush(stdout);
+    std::fprintf(stdout, "%s\nculprit (collective-mismatch): %s\nresult: %s\n", table.c_str(),
+                 e.sentence().c_str(), table.substr(0, table.find('\n')).c_str());
+    std::fflush(stdout);
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  MpiSession::abort(exit_code(RunStatus::mismatch));
+}
+
 Ending run_program(MpiSession& session, const MpiRunOptions& options,
                    const std::function<void(Communicator&)>& program) {
   try {
@@ -39,6 +57,8 @@ Ending run_program(MpiSession& session, const MpiRunOptions& options,
     return {};
   } catch (const TimeoutError& e) {
     return {RankOutcome::State::deadlocked, RunStatus::deadlock, e.what()};
+  } catch (const CollectiveMismatchError& e) {
+    abort_on_collective_mismatch(e);
   } catch (const MismatchError& e) {
     abort_job(session.rank(), RunStatus::mismatch, e.what());
   } catch (const std::exception& e) {

@@ -163,7 +163,10 @@ std::shared_ptr<GroupState> Runtime::group(std::string_view kind,
                   kind, r, world_size());
   }
   std::string name = Group::make_name(kind, global_ranks);
-  if (auto it = groups_.find(name); it != groups_.end()) return it->second;
+  if (auto it = groups_.find(name); it != groups_.end()) {
+    if (recorder_) trace_group(*it->second);
+    return it->second;
+  }
   std::vector<int> sorted(global_ranks.begin(), global_ranks.end());
   std::sort(sorted.begin(), sorted.end());
   const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
@@ -191,6 +194,8 @@ std::shared_ptr<GroupState> Runtime::group(std::string_view kind,
     state->second = duplicate(created, name);
   }
   groups_.emplace(std::move(name), state);
+  // The trace's header lists every group made, as the emulator's does, members or not.
+  if (recorder_) trace_group(*state);
   return state;
 }
 

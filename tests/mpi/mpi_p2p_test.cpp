@@ -4,6 +4,9 @@
 // (--check-collectives) and timeouts.
 #include <gtest/gtest.h>
 
+#include <gmock/gmock.h>
+
+#include "collectives/mpi/mpi_errors.hpp"
 #include "emulator/errors.hpp"
 #include "tests/mpi/mpi_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
@@ -89,8 +92,14 @@ TEST(MpiP2p, CheckCollectivesReportsAMismatchOnEveryMember) {
   Communicator checked(make_mpi_backend({.check_collectives = true}), Algorithm::ring);
   if (checked.size() < 2) GTEST_SKIP() << "needs two ranks";
   std::vector<float> data(checked.rank() == 1 ? 5 : 4, 1.0f);
-  EXPECT_THROW_MSG(checked.all_reduce(std::span(data)), MismatchError,
-                   "culprit (mismatch): rank 1 called all_reduce(sum, f32, count=5)");
+  try {
+    checked.all_reduce(std::span(data));
+    ADD_FAILURE() << "no CollectiveMismatchError";
+  } catch (const CollectiveMismatchError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("collective mismatch in world collective #"));
+    EXPECT_THAT(e.sentence(), ::testing::HasSubstr("rank 1 called all_reduce(sum, f32, count=5)"));
+    EXPECT_EQ(e.reporter(), checked.rank() == 0);
+  }
   // Agreeing calls go through.
   std::vector<float> same(4, 1.0f);
   checked.all_reduce(std::span(same));
