@@ -107,14 +107,7 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
   const Scenario& scenario = find_scenario(flags.scenario);
   const int world = session.size();
   check_world(flags.cluster.world, world);
-  if (scenario.fixed_world && world != scenario.default_world) {
-    throw UsageError(fmt::format("scenario {} runs on exactly {} ranks, got mpirun -np {}",
-                                 scenario.name, scenario.default_world, world));
-  }
-  if (world < scenario.min_world) {
-    throw UsageError(fmt::format("scenario {} needs at least {} ranks, got mpirun -np {}",
-                                 scenario.name, scenario.min_world, world));
-  }
+  check_scenario_world(scenario, world, fmt::format("mpirun -np {}", world));
   if (!scenario.faults.empty()) {
     throw UsageError(fmt::format("scenario {} injects faults ({}), which only the emulator can",
                                  scenario.name, fmt::join(scenario.faults, ", ")));

@@ -155,22 +155,13 @@ Runtime& Runtime::instance() {
 
 std::shared_ptr<GroupState> Runtime::group(std::string_view kind,
                                            std::span<const int> global_ranks) {
-  // The emulator's checks and messages (Fabric::group).
-  RANKLAB_CHECK(!kind.empty(), "new_group: the group kind must not be empty");
-  RANKLAB_CHECK(!global_ranks.empty(), "new_group {}: a group needs at least one rank", kind);
-  for (int r : global_ranks) {
-    RANKLAB_CHECK(r >= 0 && r < world_size(), "new_group {}: rank {} is outside the world of {}",
-                  kind, r, world_size());
-  }
   std::string name = Group::make_name(kind, global_ranks);
+  // A group found by name was checked when it was made.
   if (auto it = groups_.find(name); it != groups_.end()) {
     if (recorder_) trace_group(*it->second);
     return it->second;
   }
-  std::vector<int> sorted(global_ranks.begin(), global_ranks.end());
-  std::sort(sorted.begin(), sorted.end());
-  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-  RANKLAB_CHECK(twice == sorted.end(), "new_group {}: rank {} is listed twice", kind, *twice);
+  Group::check_members(kind, global_ranks, world_size());
 
   auto state = std::make_shared<GroupState>();
   state->name = name;
