@@ -178,8 +178,10 @@ bool CollectiveWork::test() {
 }
 
 CollectiveWork::~CollectiveWork() {
+  // Unwinding from a failed wait (a timeout): waiting again would only time out again.
+  if (closed_ || std::uncaught_exceptions() > 0) return;
   try {
-    if (!closed_) wait();
+    wait();
   } catch (...) {
     // The run is failing already; the error has been or will be reported by a wait.
   }
