@@ -63,7 +63,7 @@ err=$(timeout 60 "$mpirun_sh" "$mpiexec" 4 "$ranklab" run --backend mpi 2>&1 >/d
 for scenario in send-send:2 missing-barrier:4 tag-mismatch:4 pp-both-send:4 opposite-group-order:4; do
   name=${scenario%%:*}
   np=${scenario##*:}
-  mpi "$np" --scenario "$name" --timeout-ms 300 --trace "$name.jsonl"
+  mpi "$np" --scenario "$name" --timeout-ms 1000 --trace "$name.jsonl"
   expect_code 3 "$name"
   expect_line "culprit (watchdog)" "$name"
   want=$("$ranklab" run --scenario "$name" --trace "emu-$name.jsonl" | grep "^culprit (")
