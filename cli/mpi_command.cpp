@@ -10,7 +10,7 @@
 #include "cli/scenarios.hpp"
 #include "cli/train_command.hpp"
 #include "collectives/mpi/mpi_run.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include "collectives/mpi/detail/collective_plan.hpp"
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "collectives/mpi/detail/runtime.hpp"
-#include "emulator/parallel_ranges.hpp"
-#include "emulator/reduce_kernel.hpp"
+#include "comm/parallel_ranges.hpp"
+#include "comm/reduce_kernel.hpp"
 
 namespace ranklab::mpi_detail {
 namespace {

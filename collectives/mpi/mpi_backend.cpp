@@ -11,7 +11,7 @@
 #include "collectives/mpi/detail/runtime.hpp"
 #include "collectives/mpi/mpi_session.hpp"
 #include "collectives/tags.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "traces/hash.hpp"
 
 namespace ranklab {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab::mpi_detail {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab {
 

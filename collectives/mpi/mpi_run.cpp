@@ -9,7 +9,7 @@
 #include "collectives/mpi/detail/gather_strings.hpp"
 #include "collectives/mpi/detail/runtime.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab {
 namespace {

@@ -7,7 +7,7 @@
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "collectives/mpi/detail/runtime.hpp"
 #include "collectives/mpi/detail/trace_gather.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab {
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "collectives/mpi/detail/mpi_call.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "traces/hash.hpp"
 
 namespace ranklab::mpi_detail {

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "collectives/mpi/detail/mpi_call.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/group.hpp"
 
 namespace ranklab::mpi_detail {

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "collectives/mpi/detail/gather_strings.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "traces/jsonl.hpp"
 
 namespace ranklab::mpi_detail {

@@ -7,7 +7,7 @@
 #include <gmock/gmock.h>
 
 #include "collectives/mpi/mpi_errors.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "tests/mpi/mpi_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 

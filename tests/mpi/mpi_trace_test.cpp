@@ -3,7 +3,7 @@
 // included.
 #include <gtest/gtest.h>
 
-#include "emulator/cluster.hpp"
+#include "collectives/cluster.hpp"
 #include "tests/mpi/collective_cases.hpp"
 #include "tests/mpi/mpi_test_support.hpp"
 #include "traces/diff.hpp"

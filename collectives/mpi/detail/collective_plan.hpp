@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/collective_args.hpp"
+#include "comm/collective_args.hpp"
 
 namespace ranklab::mpi_detail {
 

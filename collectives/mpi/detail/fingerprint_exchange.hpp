@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "collectives/mpi/detail/runtime.hpp"
-#include "emulator/fingerprint.hpp"
+#include "comm/fingerprint.hpp"
 
 namespace ranklab::mpi_detail {
 
