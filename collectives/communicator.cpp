@@ -82,10 +82,16 @@ Work Communicator::irecv(MutableBuffer data, int src, int tag) {
   return backend_->irecv(data, src, tag);
 }
 
+void Communicator::send(ConstBuffer data, int dst, int tag) {
+  require_member("send");
+  check_user_tag(tag, /*receive=*/false);
+  backend_->send(data, dst, tag);
+}
+
 RecvStatus Communicator::recv(MutableBuffer data, int src, int tag) {
-  Work work = irecv(data, src, tag);
-  work.wait();
-  return work.status();
+  require_member("recv");
+  check_user_tag(tag, /*receive=*/true);
+  return backend_->recv(data, src, tag);
 }
 
 Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested,

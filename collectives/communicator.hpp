@@ -52,7 +52,7 @@ class Communicator {
   // sides with MismatchError naming them.
   Work isend(ConstBuffer data, int dst, int tag = 0);
   Work irecv(MutableBuffer data, int src, int tag = 0);
-  void send(ConstBuffer data, int dst, int tag = 0) { isend(data, dst, tag).wait(); }
+  void send(ConstBuffer data, int dst, int tag = 0);
   RecvStatus recv(MutableBuffer data, int src, int tag = 0);
 
   template <typename T>
