@@ -26,7 +26,9 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
     command
         .add_option("--algo", flags.algorithm,
                     "default collective algorithm: direct, ring, tree, recursive-doubling, "
-                    "halving-doubling, dissemination, pairwise")
+                    "halving-doubling, dissemination, pairwise; with --backend mpi also mpi, "
+                    "the MPI library's own collectives (fastest; floating-point results then "
+                    "agree with the others only within rounding)")
         ->capture_default_str();
   }
   command.add_option("--timeout-ms", flags.timeout_ms,

@@ -25,14 +25,7 @@ class ScenarioJob final : public Job {
         algorithm_(to_algorithm(flags.cluster)),
         cost_(to_cost_model(flags.cost)) {
     const int world = flags.cluster.world.value_or(scenario_.default_world);
-    if (scenario_.fixed_world && world != scenario_.default_world) {
-      throw UsageError(fmt::format("scenario {} runs on exactly {} ranks, got --world {}",
-                                   scenario_.name, scenario_.default_world, world));
-    }
-    if (world < scenario_.min_world) {
-      throw UsageError(fmt::format("scenario {} needs at least {} ranks, got --world {}",
-                                   scenario_.name, scenario_.min_world, world));
-    }
+    check_scenario_world(scenario_, world, fmt::format("--world {}", world));
     options_ = to_cluster_options(flags.cluster, world);
     // The scenario's own faults first, so that the plan reads in the order it was given.
     std::vector<FaultSpec> own;

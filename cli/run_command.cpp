@@ -8,6 +8,7 @@
 
 #include "cli/explore.hpp"
 #include "cli/job.hpp"
+#include "cli/mpi_command.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "cli/train_command.hpp"
 #include "traces/jsonl.hpp"
@@ -25,6 +26,14 @@ CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
   run.add_flag("--compare-rank-order", flags.compare_rank_order,
                "also run under rank-order and fail (exit 2) where the results or any rank's "
                "events differ, printing the first divergence (explore's nondeterminism check)");
+  run.add_option("--backend", flags.backend,
+                 "emulator (the virtual cluster), or mpi: every process started by `mpirun -np N "
+                 "ranklab run --backend mpi` runs one rank over Open MPI, rank 0 reports")
+      ->check(CLI::IsMember({"emulator", "mpi"}))
+      ->capture_default_str();
+  run.add_flag("--check-collectives", flags.check_collectives,
+               "MPI: exchange every collective's fingerprint first, so mismatched calls fail "
+               "(exit 4) before anything hangs (the emulator always checks)");
   add_cluster_flags(run, flags.cluster);
   add_cost_flags(run, flags.cost);
   add_train_flags(run, flags.train);
@@ -79,6 +88,10 @@ int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster) {
 }  // namespace
 
 int run_command(const RunFlags& flags) {
+  if (flags.backend == "mpi") return run_command_on_mpi(flags);
+  if (flags.cluster.algorithm == "mpi") {
+    throw UsageError("--algo mpi calls the MPI library's own collectives: it needs --backend mpi");
+  }
   if (flags.compare_rank_order) return run_compared_with_rank_order(*make_job(flags), flags.cluster);
   if (flags.scenario.empty()) {
     return train_command(flags.cluster, flags.train, flags.cluster.world, flags.cost);

@@ -19,6 +19,8 @@ struct RunFlags {
   /// --compare-rank-order: also run under rank order; differing results or per-rank events
   /// fail the run (exit 2), as explore's nondeterminism check does.
   bool compare_rank_order = false;
+  std::string backend = "emulator";  ///< or "mpi": this process is one rank of an MPI job
+  bool check_collectives = false;    ///< MPI: exchange fingerprints before each collective
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.

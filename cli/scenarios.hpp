@@ -66,4 +66,8 @@ const std::vector<Scenario>& scenarios();
 /// The scenario called `name`; throws UsageError listing the known names otherwise.
 const Scenario& find_scenario(std::string_view name);
 
+/// Throws UsageError if `scenario` cannot run on `world` ranks; `given` names where the
+/// world came from in the message (`--world 3`, `mpirun -np 3`).
+void check_scenario_world(const Scenario& scenario, int world, std::string_view given);
+
 }  // namespace ranklab::cli

@@ -1,5 +1,8 @@
 #include "cli/train_command.hpp"
 
+#include "cli/cluster_run.hpp"
+#include "cli/mpi_train.hpp"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -109,34 +112,35 @@ JobData<Scalar> load_job_data(const TrainSpec& spec) {
   return data;
 }
 
-template <typename Scalar>
-struct ClusterRun {
-  std::vector<RankResult<Scalar>> results;  ///< by global rank
-  RunReport report;
-  Trace trace;
-  double ms = 0.0;
-};
+}  // namespace
+
+nlohmann::json train_trace_config(const TrainSpec& spec, Algorithm algorithm) {
+  const ModelShape& s = spec.shape;
+  nlohmann::json config = {{"program", "train"},   {"mode", to_string(spec.mode)},
+                           {"tp", spec.layout.tp}, {"pp", spec.layout.pp},
+                           {"dp", spec.layout.dp}, {"order", to_string(spec.layout.order)},
+                           {"batch", s.batch},     {"seq", s.seq},
+                           {"hidden", s.hidden},   {"inter", s.inter},
+                           {"layers", s.layers},   {"dtype", spec.f64 ? "float64" : "float32"},
+                           {"seed", spec.seed},    {"algorithm", to_string(algorithm)}};
+  // The seed's step keeps the seed's header, byte for byte; other steps name theirs.
+  if (!spec.step.is_seed()) {
+    config["schedule"] = to_string(spec.step.schedule);
+    config["microbatches"] = spec.step.microbatches;
+    config["virtual_stages"] = spec.step.virtual_stages;
+    config["tp_comm"] = to_string(spec.step.tp_comm);
+  }
+  return config;
+}
+
+namespace {
 
 template <typename Scalar>
 ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
                                   Algorithm algorithm, const Problem<Scalar>& problem) {
   auto sink = std::make_shared<MemorySink>();
   options.trace_sink = sink;
-  const ModelShape& s = spec.shape;
-  options.trace_config = {{"program", "train"},   {"mode", to_string(spec.mode)},
-                          {"tp", spec.layout.tp}, {"pp", spec.layout.pp},
-                          {"dp", spec.layout.dp}, {"order", to_string(spec.layout.order)},
-                          {"batch", s.batch},     {"seq", s.seq},
-                          {"hidden", s.hidden},   {"inter", s.inter},
-                          {"layers", s.layers},   {"dtype", spec.f64 ? "float64" : "float32"},
-                          {"seed", spec.seed},    {"algorithm", to_string(algorithm)}};
-  // The seed's step keeps the seed's header, byte for byte; other steps name theirs.
-  if (!spec.step.is_seed()) {
-    options.trace_config["schedule"] = to_string(spec.step.schedule);
-    options.trace_config["microbatches"] = spec.step.microbatches;
-    options.trace_config["virtual_stages"] = spec.step.virtual_stages;
-    options.trace_config["tp_comm"] = to_string(spec.step.tp_comm);
-  }
+  options.trace_config = train_trace_config(spec, algorithm);
   ClusterRun<Scalar> run;
   run.results.resize(static_cast<std::size_t>(spec.layout.world_size()));
   spdlog::info("starting {} ranks: {}", spec.layout.world_size(), spec.layout.describe());
@@ -268,7 +272,14 @@ class PreparedJob final : public TrainJob::Impl {
                                  options.policy.to_string(), options.threads,
                                  options.send_mode.to_string(), to_string(algorithm_));
     const SendMode send_mode = options.send_mode;
-    ClusterRun<Scalar> run = run_on_cluster(spec_, std::move(options), algorithm_, data_.problem);
+    ClusterRun<Scalar> run =
+        mpi_ != nullptr
+            ? run_main_job_on_mpi<Scalar>(*mpi_, spec_, algorithm_, data_.problem)
+            : run_on_cluster(spec_, std::move(options), algorithm_, data_.problem);
+    if (!run.has_results) {
+      out.run = std::move(run.report);  // an MPI process other than rank 0
+      return out;
+    }
     if (cost_) {
       const VirtualTimes times = time_trace(run.trace, *cost_, send_mode);
       annotate(run.trace, times);

@@ -14,6 +14,10 @@
 #include "cli/train_flags.hpp"
 #include "cli/train_report.hpp"
 
+namespace ranklab {
+class MpiSession;
+}
+
 namespace ranklab::cli {
 
 /// The trace the main job writes unless --trace names another file.
@@ -51,6 +55,9 @@ class TrainJob {
   /// Runs one step on a fresh cluster and checks it. Writes no file (but --save's).
   /// Safe to call from several threads at once.
   TrainRun run(ClusterOptions options) const { return impl_->run(std::move(options)); }
+  /// Later runs go to the processes of `session`'s MPI job instead of a cluster (`ranklab run
+  /// --backend mpi`): only rank 0's TrainRun holds the report and the trace.
+  void use_mpi(MpiSession& session) { impl_->use_mpi(session); }
 
   /// The float or double job behind the interface.
   class Impl {
@@ -60,8 +67,10 @@ class TrainJob {
     virtual TrainRun run(ClusterOptions options) const = 0;
     const TrainSpec& spec() const { return spec_; }
     const ClusterOptions& options() const { return options_; }
+    void use_mpi(MpiSession& session) { mpi_ = &session; }
 
    protected:
+    MpiSession* mpi_ = nullptr;
     TrainSpec spec_;
     ClusterOptions options_;
     Algorithm algorithm_;

@@ -37,19 +37,11 @@ Fabric::Fabric(const ClusterOptions& options)
 Fabric::~Fabric() = default;
 
 const Group& Fabric::group(std::string_view kind, std::span<const int> global_ranks) {
-  RANKLAB_CHECK(!kind.empty(), "new_group: the group kind must not be empty");
-  RANKLAB_CHECK(!global_ranks.empty(), "new_group {}: a group needs at least one rank", kind);
-  for (int r : global_ranks) {
-    RANKLAB_CHECK(r >= 0 && r < world_size(), "new_group {}: rank {} is outside the world of {}",
-                  kind, r, world_size());
-  }
   std::string name = Group::make_name(kind, global_ranks);
   Lock lock(mutex_);
+  // A group found by name was checked when it was made.
   if (auto it = groups_by_name_.find(name); it != groups_by_name_.end()) return *it->second;
-  std::vector<int> sorted(global_ranks.begin(), global_ranks.end());
-  std::sort(sorted.begin(), sorted.end());
-  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-  RANKLAB_CHECK(twice == sorted.end(), "new_group {}: rank {} is listed twice", kind, *twice);
+  Group::check_members(kind, global_ranks, world_size());
   const auto id = static_cast<std::uint32_t>(groups_.size());
   groups_.push_back(std::make_unique<Group>(
       id, name, std::vector<int>(global_ranks.begin(), global_ranks.end())));

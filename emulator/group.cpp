@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "comm/errors.hpp"
+
 namespace ranklab {
 
 Group::Group(std::uint32_t id, std::string name, std::vector<int> ranks)
@@ -21,6 +23,19 @@ int Group::group_rank(int global) const {
   const int index = global - min_rank_;
   if (index < 0 || index >= static_cast<int>(group_rank_of_.size())) return -1;
   return group_rank_of_[static_cast<std::size_t>(index)];
+}
+
+void Group::check_members(std::string_view kind, std::span<const int> ranks, int world_size) {
+  RANKLAB_CHECK(!kind.empty(), "new_group: the group kind must not be empty");
+  RANKLAB_CHECK(!ranks.empty(), "new_group {}: a group needs at least one rank", kind);
+  for (int r : ranks) {
+    RANKLAB_CHECK(r >= 0 && r < world_size, "new_group {}: rank {} is outside the world of {}",
+                  kind, r, world_size);
+  }
+  std::vector<int> sorted(ranks.begin(), ranks.end());
+  std::sort(sorted.begin(), sorted.end());
+  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+  RANKLAB_CHECK(twice == sorted.end(), "new_group {}: rank {} is listed twice", kind, *twice);
 }
 
 std::string Group::make_name(std::string_view kind, std::span<const int> ranks) {

@@ -29,6 +29,10 @@ class Group {
 
   /// The canonical name of a group of `kind` over `ranks`: `tp[0,1]`.
   static std::string make_name(std::string_view kind, std::span<const int> ranks);
+  /// Throws UsageError unless `ranks` can make a group of `kind` in a world of `world_size`:
+  /// a kind, at least one rank, every rank in the world, none twice (new_group's checks, on
+  /// every backend).
+  static void check_members(std::string_view kind, std::span<const int> ranks, int world_size);
 
  private:
   std::uint32_t id_;

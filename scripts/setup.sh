@@ -17,6 +17,7 @@ PACKAGES=(
   libboost-fiber-dev libboost-context-dev libtbb-dev libeigen3-dev
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev  # the MPI backend (collectives/mpi) and its tests
 )
 # Only the tests use these (the main job does not wait for them).
 TEST_ONLY_PACKAGES=(

@@ -30,6 +30,17 @@ const std::vector<Scenario>& scenarios() {
   return all;
 }
 
+void check_scenario_world(const Scenario& scenario, int world, std::string_view given) {
+  if (scenario.fixed_world && world != scenario.default_world) {
+    throw UsageError(fmt::format("scenario {} runs on exactly {} ranks, got {}", scenario.name,
+                                 scenario.default_world, given));
+  }
+  if (world < scenario.min_world) {
+    throw UsageError(fmt::format("scenario {} needs at least {} ranks, got {}", scenario.name,
+                                 scenario.min_world, given));
+  }
+}
+
 const Scenario& find_scenario(std::string_view name) {
   std::string known;
   for (const auto& s : scenarios()) {

@@ -164,6 +164,13 @@ TEST(ReplayTest, DeadlockReplaysIntoTheSameReport) {
     EXPECT_EQ(report.run.status, RunStatus::deadlock);
     EXPECT_TRUE(report.reproduced()) << format_replay(report, "deadlock");
     EXPECT_EQ(report.run.details, rec.report.details);
+    // The report ends with the recorded run's own one-line culprit (a trace made on MPI
+    // processes gets the emulator's diagnosis this way).
+    ASSERT_FALSE(rec.report.culprit.kind.empty());
+    EXPECT_TRUE(contains(format_replay(report, "deadlock"),
+                         fmt::format("culprit ({}): {}\n", rec.report.culprit.kind,
+                                     rec.report.culprit.text)))
+        << format_replay(report, "deadlock");
     EXPECT_EQ(replay_exit_code(report), 3);
     for (const ClusterParam& param : testing::cluster_params({3})) {
       const ReplayReport other = replay(rec.trace, param);

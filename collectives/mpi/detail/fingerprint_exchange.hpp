@@ -1,0 +1,22 @@
+// --check-collectives on MPI (PyTorch's ProcessGroupWrapper): before a collective runs, its
+// members exchange their fingerprints with one all_gather, so a member whose call differs
+// fails every member with the table of calls instead of a hang or garbage. The emulator
+// checks every call this way for free (its fabric sees every member); on MPI it costs one
+// small collective per call, so it is an option.
+#pragma once
+
+#include <cstdint>
+
+#include "collectives/mpi/detail/runtime.hpp"
+#include "comm/fingerprint.hpp"
+
+namespace ranklab::mpi_detail {
+
+/// Exchanges `fingerprint` of the group's collective number `sequence` with the members;
+/// throws MismatchError with the emulator's table (emulator/detail/mismatch_table.hpp) when
+/// they differ.
+void exchange_fingerprints(Runtime& runtime, const GroupState& group,
+                           const CollectiveFingerprint& fingerprint, std::uint64_t sequence,
+                           std::chrono::milliseconds timeout);
+
+}  // namespace ranklab::mpi_detail

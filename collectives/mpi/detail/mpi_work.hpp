@@ -1,0 +1,92 @@
+// The Work handles of the MPI backend: one MPI request of a point-to-point message, or a
+// staged native collective (detail/runtime.hpp).
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/mpi/detail/runtime.hpp"
+#include "collectives/work.hpp"
+
+namespace ranklab::mpi_detail {
+
+/// What a point-to-point request is, for its error messages and its status.
+struct MessageInfo {
+  bool receive = false;
+  DataType dtype = DataType::u8;
+  std::size_t count = 0;  ///< elements sent, or the receive buffer's capacity
+  int peer = 0;           ///< group rank, or kAnySource
+  int tag = 0;            ///< or kAnyTag
+  const GroupState* group = nullptr;
+  std::chrono::milliseconds timeout{0};  ///< wait() throws TimeoutError after it (0: never)
+};
+
+/// What a recorded message needs besides its request (detail/recorder.hpp).
+struct Recording {
+  std::uint64_t rank_seq = 0;
+  std::vector<std::byte> staging;  ///< header + payload, sent or received
+  MutableBuffer user;              ///< a receive's own buffer, filled from the staging
+};
+
+/// An isend or irecv. Destroying an unfinished one waits for a send (MPI reads the caller's
+/// buffer until then) and cancels a receive, as the emulator's Request does.
+class MessageWork final : public detail::WorkImpl {
+ public:
+  MessageWork(Runtime& runtime, MPI_Request request, const MessageInfo& info,
+              std::unique_ptr<Recording> recording = nullptr)
+      : runtime_(runtime), request_(request), info_(info), recording_(std::move(recording)) {}
+  ~MessageWork() override;
+
+  void wait() override;
+  bool wait_for(std::chrono::milliseconds timeout) override;
+  bool test() override;
+  RecvStatus status() const override { return status_; }
+
+ private:
+  /// One MPI_Test; true once complete (throws what the operation failed with).
+  bool poll();
+  void complete(int code, const MPI_Status& status);
+  std::string describe() const;
+
+  /// The recorded receive's payload to the caller's buffer; its event completed.
+  std::size_t unpack(std::size_t bytes, const MPI_Status& status);
+  /// The owner waited for it or dropped it (the trace's wait points).
+  void close();
+
+  Runtime& runtime_;
+  MPI_Request request_;
+  MessageInfo info_;
+  std::unique_ptr<Recording> recording_;
+  bool done_ = false;
+  RecvStatus status_;
+};
+
+/// A native collective in flight. Destroying an unfinished one waits for it.
+class CollectiveWork final : public detail::WorkImpl {
+ public:
+  /// `rank_seq`: the call's event when recording (-1 otherwise).
+  CollectiveWork(Runtime& runtime, std::shared_ptr<StagedCollective> staged,
+                 std::chrono::milliseconds timeout, std::int64_t rank_seq = -1)
+      : runtime_(runtime), staged_(std::move(staged)), timeout_(timeout), rank_seq_(rank_seq) {}
+  ~CollectiveWork() override;
+
+  void wait() override;
+  bool wait_for(std::chrono::milliseconds timeout) override;
+  bool test() override;
+  RecvStatus status() const override { return {}; }
+
+ private:
+  /// Records the completion once it is seen.
+  bool finished();
+
+  Runtime& runtime_;
+  std::shared_ptr<StagedCollective> staged_;
+  std::chrono::milliseconds timeout_;
+  std::int64_t rank_seq_;
+  bool closed_ = false;
+};
+
+}  // namespace ranklab::mpi_detail

@@ -1,0 +1,158 @@
+// The process-wide state of the MPI backend: one per MPI process, made by MpiSession. It
+// holds the groups' communicators (one set per group name, as the emulator has one Group
+// per name, so two Communicators over one group share their collective sequence) and the
+// progress engine that advances staged collectives.
+//
+// Why a progress engine. MPI requires every member of a communicator to start its
+// collectives in one order. A direct all_reduce is two MPI collectives with a reduction
+// between them; the second can start only once the first has completed, which each member
+// observes at a different moment. So second stages go to a communicator of their own and
+// start strictly in call order (GroupState::awaiting_second), whichever member polls; and
+// every wait of the process polls every staged collective, so a rank waiting on a message
+// still lets its earlier non-blocking collective move on, as the emulator's rendezvous does.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/mpi/detail/collective_plan.hpp"
+#include "collectives/mpi/detail/recorder.hpp"
+
+namespace ranklab::mpi_detail {
+
+class StagedCollective;
+
+/// One group's communicators as this process sees them. A non-member has none (rank -1).
+struct GroupState {
+  std::string name;
+  std::vector<int> ranks;  ///< global ranks, in group order
+  int rank = -1;           ///< this process's group rank
+  MPI_Comm user = MPI_COMM_NULL;      ///< user point-to-point messages
+  MPI_Comm internal = MPI_COMM_NULL;  ///< algorithms' messages (tags.hpp), native first stages
+  MPI_Comm second = MPI_COMM_NULL;    ///< native second stages, in call order
+  std::uint64_t next_sequence = 0;    ///< the group's collective calls so far
+  std::deque<StagedCollective*> awaiting_second;  ///< staged calls whose second stage is due
+  std::int64_t trace_index = -1;  ///< the group's index in this process's trace, once used
+
+  GroupState() = default;
+  GroupState(const GroupState&) = delete;
+  GroupState& operator=(const GroupState&) = delete;
+  ~GroupState();
+};
+
+/// A native collective in flight: its plan and how far it got. Never throws from advance();
+/// a failed stage is kept for wait() to rethrow.
+class StagedCollective {
+ public:
+  StagedCollective(std::shared_ptr<GroupState> group, std::unique_ptr<CollectivePlan> plan);
+  StagedCollective(const StagedCollective&) = delete;
+  StagedCollective& operator=(const StagedCollective&) = delete;
+  ~StagedCollective();
+
+  /// Moves on as far as it can without blocking; true once done (or failed).
+  bool advance() noexcept;
+  bool done() const { return stage_ == Stage::done; }
+  /// Rethrows the failure of a done call.
+  void rethrow() const;
+  const std::string& what() const { return plan_->what; }
+
+ private:
+  enum class Stage { first, awaiting_second, second, done };
+  void fail(int code) noexcept;
+  void finish_local() noexcept;
+
+  std::shared_ptr<GroupState> group_;
+  std::unique_ptr<CollectivePlan> plan_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  Stage stage_ = Stage::first;
+  std::exception_ptr error_;
+};
+
+class Runtime {
+ public:
+  Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+  ~Runtime();
+
+  /// The session's runtime; throws UsageError when no MpiSession is open.
+  static Runtime& instance();
+
+  int world_rank() const { return world_->rank; }
+  int world_size() const { return static_cast<int>(world_->ranks.size()); }
+  const std::shared_ptr<GroupState>& world() const { return world_; }
+
+  /// The group of `kind` over `global_ranks`, made on first use: MPI_Comm_create_group,
+  /// collective over the members only (a non-member gets a state without communicators).
+  std::shared_ptr<GroupState> group(std::string_view kind, std::span<const int> global_ranks);
+
+  /// Starts `plan` as a staged call (its first stage is posted now, in call order).
+  std::shared_ptr<StagedCollective> start(const std::shared_ptr<GroupState>& group,
+                                          std::unique_ptr<CollectivePlan> plan);
+  /// Runs `plan` to completion with blocking MPI calls. Only when idle(): a blocked process
+  /// cannot advance other staged calls.
+  void run_blocking(CollectivePlan& plan);
+
+  /// Records every later operation of this process (MpiSession::record_trace).
+  void start_recording();
+  void stop_recording();
+  /// The recorder, or null when not recording.
+  Recorder* recorder() { return recorder_.get(); }
+  /// `group`'s index in the recorder's trace.
+  std::uint32_t trace_group(GroupState& group);
+  /// A communicator over the world used only once the rank programs have ended.
+  MPI_Comm end_comm() const { return end_comm_; }
+
+  /// Keeps an abandoned send's buffer alive until the session ends (MPI may still read it).
+  void keep_until_end(std::vector<std::byte> buffer) { orphans_.push_back(std::move(buffer)); }
+
+  /// Advances every staged call; drops the finished ones.
+  void progress();
+  /// Whether no staged call is in flight.
+  bool idle() const { return staged_.empty(); }
+
+  /// Polls `done` (which must call an MPI test) until it is true, running progress() and
+  /// yielding the CPU between polls. Throws TimeoutError naming `what()` after `timeout`
+  /// (0: never).
+  template <typename Done, typename What>
+  void wait_until(Done&& done, What&& what, std::chrono::milliseconds timeout) {
+    const auto start = std::chrono::steady_clock::now();
+    for (unsigned polls = 0; !done(); ++polls) {
+      progress();
+      if (polls >= kSpinPolls && timed_out_after_yield(start, timeout)) {
+        throw_timeout(what(), timeout);
+      }
+    }
+  }
+
+ private:
+  static constexpr unsigned kSpinPolls = 64;
+  /// Gives the CPU away (ranks may share cores), then says whether the wait is over time.
+  static bool timed_out_after_yield(std::chrono::steady_clock::time_point start,
+                                    std::chrono::milliseconds timeout);
+  [[noreturn]] static void throw_timeout(const std::string& what,
+                                         std::chrono::milliseconds timeout);
+
+  MPI_Comm groups_comm_ = MPI_COMM_NULL;  ///< where MPI_Comm_create_group runs
+  MPI_Comm end_comm_ = MPI_COMM_NULL;     ///< end of run: outcomes and traces
+  std::unique_ptr<Recorder> recorder_;
+  std::vector<std::vector<std::byte>> orphans_;
+  std::shared_ptr<GroupState> world_;
+  std::map<std::string, std::shared_ptr<GroupState>, std::less<>> groups_;
+  std::vector<std::shared_ptr<StagedCollective>> staged_;  ///< in call order
+};
+
+/// Frees `*comm` unless it is null.
+void free_comm(MPI_Comm* comm) noexcept;
+
+}  // namespace ranklab::mpi_detail

@@ -1,0 +1,212 @@
+// The Backend over Open MPI: one GroupState's communicators as one process sees them.
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "collectives/mpi/detail/collective_plan.hpp"
+#include "collectives/mpi/detail/fingerprint_exchange.hpp"
+#include "collectives/mpi/detail/mpi_call.hpp"
+#include "collectives/mpi/detail/mpi_work.hpp"
+#include "collectives/mpi/detail/runtime.hpp"
+#include "collectives/mpi/mpi_session.hpp"
+#include "collectives/tags.hpp"
+#include "comm/errors.hpp"
+#include "traces/hash.hpp"
+
+namespace ranklab {
+namespace {
+
+using mpi_detail::GroupState;
+using mpi_detail::Runtime;
+
+class MpiBackend final : public Backend {
+ public:
+  MpiBackend(Runtime& runtime, std::shared_ptr<GroupState> group, const MpiOptions& options)
+      : runtime_(runtime), group_(std::move(group)), options_(options) {}
+
+  int rank() const override { return group_->rank; }
+  int size() const override { return static_cast<int>(group_->ranks.size()); }
+  int global_rank(int group_rank) const override {
+    RANKLAB_CHECK(group_rank >= 0 && group_rank < size(), "rank {} is outside group {} of {} ranks",
+                  group_rank, name(), size());
+    return group_->ranks[static_cast<std::size_t>(group_rank)];
+  }
+  int global_size() const override { return runtime_.world_size(); }
+  const std::string& name() const override { return group_->name; }
+
+  Work isend(ConstBuffer data, int dst, int tag) override {
+    RANKLAB_CHECK(dst >= 0 && dst < size(), "rank {}: send to rank {}, outside group {} of {} ranks",
+                  runtime_.world_rank(), dst, name(), size());
+    const mpi_detail::MessageInfo info{.receive = false, .dtype = data.dtype, .count = data.count,
+                                       .peer = dst, .tag = tag, .group = group_.get(),
+                                       .timeout = options_.timeout};
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
+      auto recording = std::make_unique<mpi_detail::Recording>();
+      TraceEvent event = point_to_point_event(OpKind::send, dst, tag, data.dtype, data.count);
+      event.hash = payload_hash(data.as_bytes());
+      event.has_hash = true;
+      recording->rank_seq = recorder->post(std::move(event));
+      const mpi_detail::MessageHeader header = recorder->header_of(recording->rank_seq);
+      recording->staging.resize(mpi_detail::kHeaderBytes + data.bytes());
+      std::memcpy(recording->staging.data(), &header, mpi_detail::kHeaderBytes);
+      if (data.bytes() > 0) {
+        std::memcpy(recording->staging.data() + mpi_detail::kHeaderBytes, data.data, data.bytes());
+      }
+      const int code = post_send(recording->staging.data(), recording->staging.size(), data.bytes(),
+                                 dst, tag, &request);
+      return finish_post(code, request, info, std::move(recording));
+    }
+    const int code = post_send(data.data, data.bytes(), data.bytes(), dst, tag, &request);
+    return finish_post(code, request, info);
+  }
+
+  Work irecv(MutableBuffer data, int src, int tag) override {
+    RANKLAB_CHECK(src == kAnySource || (src >= 0 && src < size()),
+                  "rank {}: recv from rank {}, outside group {} of {} ranks",
+                  runtime_.world_rank(), src, name(), size());
+    const mpi_detail::MessageInfo info{.receive = true, .dtype = data.dtype, .count = data.count,
+                                       .peer = src, .tag = tag, .group = group_.get(),
+                                       .timeout = options_.timeout};
+    // kAnyTag matches user tags only: the algorithms' messages travel on another communicator.
+    const int source = src == kAnySource ? MPI_ANY_SOURCE : src;
+    const int mpi_tag = tag == kAnyTag ? MPI_ANY_TAG : tag;
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
+      auto recording = std::make_unique<mpi_detail::Recording>();
+      recording->rank_seq = recorder->post(
+          point_to_point_event(OpKind::recv, src, tag, data.dtype, data.count));
+      recording->staging.resize(mpi_detail::kHeaderBytes + data.bytes());
+      recording->user = data;
+      const int code = MPI_Irecv(recording->staging.data(), bytes(recording->staging.size()),
+                                 MPI_BYTE, source, mpi_tag, comm_of(tag), &request);
+      return finish_post(code, request, info, std::move(recording));
+    }
+    const int code = MPI_Irecv(data.data, bytes(data.bytes()), MPI_BYTE, source, mpi_tag,
+                               comm_of(tag), &request);
+    return finish_post(code, request, info);
+  }
+
+  Work native_collective(const CollectiveArgs& args) override {
+    std::int64_t rank_seq = -1;
+    auto plan = prepare(args, rank_seq);
+    return Work(std::make_unique<mpi_detail::CollectiveWork>(
+        runtime_, runtime_.start(group_, std::move(plan)), options_.timeout, rank_seq));
+  }
+
+  void native_collective_blocking(const CollectiveArgs& args) override {
+    std::int64_t rank_seq = -1;
+    auto plan = prepare(args, rank_seq);
+    // A blocked process cannot advance its other staged calls, and cannot time out.
+    if (runtime_.idle() && options_.timeout.count() == 0) {
+      runtime_.run_blocking(*plan);
+      if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
+        recorder->complete(static_cast<std::uint64_t>(rank_seq));
+        recorder->close(static_cast<std::uint64_t>(rank_seq));
+      }
+      return;
+    }
+    mpi_detail::CollectiveWork(runtime_, runtime_.start(group_, std::move(plan)), options_.timeout,
+                               rank_seq)
+        .wait();
+  }
+
+  std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) override {
+    const std::uint64_t sequence = group_->next_sequence++;
+    if (options_.check_collectives) {
+      mpi_detail::exchange_fingerprints(runtime_, *group_, fingerprint, sequence, options_.timeout);
+    }
+    return sequence;
+  }
+  void end_collective() noexcept override {}
+
+  std::shared_ptr<Backend> new_group(std::string_view kind,
+                                     std::span<const int> global_ranks) override {
+    return std::make_shared<MpiBackend>(runtime_, runtime_.group(kind, global_ranks), options_);
+  }
+
+  void yield() override {
+    runtime_.progress();
+    std::this_thread::yield();
+  }
+
+ private:
+  // A native call's shape checks, fingerprint and sequence number, its event when
+  // recording (`rank_seq`), then its plan.
+  std::unique_ptr<mpi_detail::CollectivePlan> prepare(const CollectiveArgs& args,
+                                                      std::int64_t& rank_seq) {
+    const CollectiveSignature signature = make_signature(args, size(), rank());
+    const bool library = options_.library_collectives;
+    begin_collective({.signature = signature, .algorithm = library ? "mpi" : "direct"});
+    if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
+      TraceEvent event;
+      event.op = args.op;
+      event.group = runtime_.trace_group(*group_);
+      event.dtype = signature.dtype;
+      event.count = signature.count;
+      event.root = signature.root == kNoRank ? kNoRank : global_rank(signature.root);
+      event.has_reduce_op = signature.has_reduce_op;
+      event.reduce_op = signature.reduce_op;
+      event.coll_seq = recorder->next_coll_seq(event.group);
+      event.has_hash = args.op != OpKind::barrier;
+      event.hash = event.has_hash ? payload_hash(args.input.as_bytes()) : 0;
+      rank_seq = static_cast<std::int64_t>(recorder->post(std::move(event)));
+    }
+    return mpi_detail::make_plan(*group_, args, signature, library);
+  }
+
+  // A point-to-point event as posted: a receive from any rank names no peer yet.
+  TraceEvent point_to_point_event(OpKind op, int peer, int tag, DataType dtype,
+                                  std::size_t count) {
+    TraceEvent event;
+    event.op = op;
+    event.group = runtime_.trace_group(*group_);
+    event.peer = peer == kAnySource ? kNoRank : global_rank(peer);
+    event.tag = tag;
+    event.dtype = dtype;
+    event.count = count;
+    return event;
+  }
+
+  // MPI_Isend or, above the eager size, MPI_Issend (MpiOptions::eager_bytes). `payload` is
+  // the user's bytes (a recorded message sends a header too).
+  int post_send(const void* data, std::size_t n, std::size_t payload, int dst, int tag,
+                MPI_Request* request) {
+    // MPI only reads the buffer; its C API predates const.
+    void* buffer = const_cast<void*>(data);
+    return payload > options_.eager_bytes
+               ? MPI_Issend(buffer, bytes(n), MPI_BYTE, dst, tag, comm_of(tag), request)
+               : MPI_Isend(buffer, bytes(n), MPI_BYTE, dst, tag, comm_of(tag), request);
+  }
+
+  MPI_Comm comm_of(int tag) const {
+    return tag >= kFirstReservedTag ? group_->internal : group_->user;
+  }
+
+  int bytes(std::size_t n) const { return mpi_detail::mpi_count(n, "a message"); }
+
+  Work finish_post(int code, MPI_Request request, const mpi_detail::MessageInfo& info,
+                   std::unique_ptr<mpi_detail::Recording> recording = nullptr) {
+    if (code != MPI_SUCCESS) {
+      mpi_detail::throw_mpi_error(
+          code, fmt::format("rank {}: {} rank {} tag {} in {}", runtime_.world_rank(),
+                            info.receive ? "recv from" : "send to", info.peer, info.tag, name()));
+    }
+    return Work(std::make_unique<mpi_detail::MessageWork>(runtime_, request, info,
+                                                          std::move(recording)));
+  }
+
+  Runtime& runtime_;
+  std::shared_ptr<GroupState> group_;
+  MpiOptions options_;  ///< groups made from this one inherit them
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_mpi_backend(const MpiOptions& options) {
+  Runtime& runtime = Runtime::instance();
+  return std::make_shared<MpiBackend>(runtime, runtime.world(), options);
+}
+
+}  // namespace ranklab
