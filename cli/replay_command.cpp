@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <iostream>
 
 #include "emulator/errors.hpp"
@@ -29,6 +31,11 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
                   "ranklab (JSON Lines) or simgrid-ti (SMPI's time-independent trace)")
       ->capture_default_str();
   command.add_flag("--json", flags.json, "print the report as JSON");
+  command
+      .add_option("--max-memory-mib", flags.max_memory_mib,
+                  "the most the replay's buffers may take together, in MiB; a trace asking more "
+                  "is refused before the run (default: half of this machine's memory)")
+      ->check(CLI::PositiveNumber);
   add_cluster_flags(command, flags.cluster, ClusterFlagSet::replay);
   add_cost_flags(command, flags.cost);
   return command;
@@ -44,6 +51,8 @@ int replay_command(const ReplayFlags& flags) {
   const std::optional<CostModel> cost = to_cost_model(flags.cost);
   ReplayOptions options;
   options.cluster = to_cluster_options(flags.cluster, trace.header.world_size);
+  options.max_memory_bytes = std::min(flags.max_memory_mib, std::uint64_t{UINT64_MAX} >> 20) << 20;
+  options.memory_limit_hint = " (--max-memory-mib sets it)";
   // Timing annotates the replayed trace, so it is kept in memory and written at the end.
   auto memory =
       cost && !flags.cluster.trace_path.empty() ? std::make_shared<MemorySink>() : nullptr;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 
 #include "cli/cluster_flags.hpp"
@@ -16,6 +17,7 @@ struct ReplayFlags {
   std::string trace;
   std::string format = "ranklab";
   bool json = false;
+  std::uint64_t max_memory_mib = 0;  ///< 0: default_replay_memory_limit()
   ClusterFlags cluster;
   CostFlags cost;
 };

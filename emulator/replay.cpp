@@ -8,6 +8,7 @@
 #include <limits>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "emulator/cluster.hpp"
 #include "emulator/detail/replay_checker.hpp"
@@ -15,6 +16,7 @@
 #include "emulator/rank.hpp"
 #include "traces/event_text.hpp"
 #include "traces/hash.hpp"
+#include "traces/quote_input.hpp"
 #include "traces/stats.hpp"
 
 namespace ranklab {
@@ -45,16 +47,18 @@ BufferCounts buffer_counts(OpKind op, std::uint64_t unit, std::uint64_t n, bool 
   return {};
 }
 
-[[noreturn]] void unreplayable(const TraceEvent& e, std::string_view why) {
-  throw TraceError(fmt::format("rank {} op #{} ({}): cannot replay: {}", e.rank, e.rank_seq,
-                               to_string(e.op), why));
+/// Refuses `e`, naming where the trace has it ("t.jsonl:5: rank 0 op #3 (send): ...").
+[[noreturn]] void unreplayable(const Trace& trace, const TraceEvent& e, std::string_view why) {
+  const std::string where = source_of(trace, e);
+  throw TraceError(fmt::format("{}{}rank {} op #{} ({}): cannot replay: {}", where,
+                               where.empty() ? "" : ": ", e.rank, e.rank_seq, to_string(e.op), why));
 }
 
 /// The bytes of buffer_counts, refused above `limit` (a hand-made trace may claim 2^48).
-BufferCounts buffer_bytes(const TraceEvent& e, const TraceHeader& header, std::uint64_t limit) {
-  const auto n = static_cast<std::uint64_t>(header.groups[e.group].ranks.size());
+BufferCounts buffer_bytes(const Trace& trace, const TraceEvent& e, std::uint64_t limit) {
+  const auto n = static_cast<std::uint64_t>(trace.header.groups[e.group].ranks.size());
   if (e.bytes > limit || (n > 0 && e.bytes > limit / n)) {
-    unreplayable(e, fmt::format("its buffers exceed the replay limit of {} bytes", limit));
+    unreplayable(trace, e, fmt::format("its buffers exceed the replay limit of {} bytes", limit));
   }
   return buffer_counts(e.op, e.bytes, n, e.root == e.rank);
 }
@@ -63,15 +67,17 @@ BufferCounts buffer_bytes(const TraceEvent& e, const TraceHeader& header, std::u
 /// group ids are the header's indices. Whoever needs group g first creates 1..g.
 class GroupTable {
  public:
-  explicit GroupTable(const TraceHeader& header) : header_(header), groups_(header.groups.size()) {
+  explicit GroupTable(const Trace& trace)
+      : header_(trace.header), groups_(trace.header.groups.size()) {
     std::set<std::string> names;
-    for (std::size_t g = 1; g < header.groups.size(); ++g) {
-      const std::string& name = header.groups[g].name;
-      if (!names.insert(Group::make_name(kind(g), header.groups[g].ranks)).second) {
+    for (std::size_t g = 1; g < header_.groups.size(); ++g) {
+      const std::string& name = header_.groups[g].name;
+      if (!names.insert(Group::make_name(kind(g), header_.groups[g].ranks)).second) {
+        const std::string where = header_source(trace);
         throw TraceError(fmt::format(
-            "group '{}' cannot be re-created apart from an earlier group with the same kind and "
-            "ranks",
-            name));
+            "{}{}group {} cannot be re-created apart from an earlier group with the same kind "
+            "and ranks",
+            where, where.empty() ? "" : ": ", quote_input(name)));
       }
     }
   }
@@ -97,6 +103,30 @@ class GroupTable {
   std::atomic<std::size_t> created_{0};
 };
 
+/// The largest buffer of one kind and the operation that needs it.
+struct LargestBuffer {
+  std::uint64_t bytes = 0;
+  const TraceEvent* needed_by = nullptr;
+
+  void offer(std::uint64_t candidate, const TraceEvent& e) {
+    if (candidate > bytes) *this = {candidate, &e};
+  }
+  void offer(const LargestBuffer& other) {
+    if (other.bytes > bytes) *this = other;
+  }
+};
+
+/// "17179869184 bytes (16.0 GiB)", "2097152 bytes (2.0 MiB)", "512 bytes".
+std::string format_bytes(std::uint64_t bytes) {
+  for (const auto& [size, unit] : {std::pair<std::uint64_t, const char*>{1 << 30, "GiB"},
+                                   {1 << 20, "MiB"}, {1 << 10, "KiB"}}) {
+    if (bytes >= size) {
+      return fmt::format("{} bytes ({:.1f} {})", bytes, static_cast<double>(bytes) / size, unit);
+    }
+  }
+  return fmt::format("{} bytes", bytes);
+}
+
 /// Everything the ranks share, validated before the run starts.
 struct ReplayPlan {
   const Trace& trace;
@@ -105,27 +135,57 @@ struct ReplayPlan {
   std::vector<std::uint64_t> scratch_bytes;  ///< per rank: its largest output buffer
   GroupTable groups;
 
-  ReplayPlan(const Trace& t, std::uint64_t limit)
-      : trace(t), scratch_bytes(t.ranks.size(), 0), groups(t.header) {
-    const TraceHeader& header = trace.header;
-    const std::string_view version = header.version;
+  ReplayPlan(const Trace& t, const ReplayOptions& options)
+      : trace(t), scratch_bytes(t.ranks.size(), 0), groups(t) {
+    const std::string_view version = trace.header.version;
     wait_points = version != "1.0" && version.starts_with("1.");
-    std::uint64_t input = 0;
+    LargestBuffer input;
+    std::vector<LargestBuffer> output(trace.ranks.size());
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
       for (const TraceEvent& e : trace.ranks[r]) {
-        if (e.op == OpKind::send && e.tag < 0) unreplayable(e, "a send's tag must be >= 0");
-        if (e.op == OpKind::recv && e.tag < 0 && e.tag != kAnyTag) {
-          unreplayable(e, fmt::format("receive tag {}", e.tag));
-        }
-        if (e.op == OpKind::send && e.peer == kNoRank) unreplayable(e, "a send needs a peer");
-        if (takes_root(e.op) && e.root == kNoRank)
-          unreplayable(e, "a rooted collective needs a root");
-        const BufferCounts need = buffer_bytes(e, header, limit);
-        input = std::max(input, need.input);
-        scratch_bytes[r] = std::max(scratch_bytes[r], need.output);
+        check_replayable(e);
+        const BufferCounts need = buffer_bytes(trace, e, options.max_buffer_bytes);
+        input.offer(need.input, e);
+        output[r].offer(need.output, e);
       }
+      scratch_bytes[r] = output[r].bytes;
     }
-    zeros.assign(static_cast<std::size_t>(input), std::byte{0});
+    check_memory(input, output, options);
+    zeros.assign(static_cast<std::size_t>(input.bytes), std::byte{0});
+  }
+
+ private:
+  void check_replayable(const TraceEvent& e) const {
+    if (e.op == OpKind::send && e.tag < 0) unreplayable(trace, e, "a send's tag must be >= 0");
+    if (e.op == OpKind::recv && e.tag < 0 && e.tag != kAnyTag) {
+      unreplayable(trace, e, fmt::format("receive tag {}", e.tag));
+    }
+    if (e.op == OpKind::send && e.peer == kNoRank) unreplayable(trace, e, "a send needs a peer");
+    if (takes_root(e.op) && e.root == kNoRank) {
+      unreplayable(trace, e, "a rooted collective needs a root");
+    }
+  }
+
+  /// Refuses, before any is allocated, buffers that together exceed the memory limit,
+  /// naming the operation with the largest one.
+  void check_memory(const LargestBuffer& input, const std::vector<LargestBuffer>& output,
+                    const ReplayOptions& options) const {
+    const bool by_default = options.max_memory_bytes == 0;
+    const std::uint64_t limit = by_default ? default_replay_memory_limit() : options.max_memory_bytes;
+    std::uint64_t total = input.bytes;
+    LargestBuffer largest = input;
+    for (const LargestBuffer& rank : output) {
+      const std::uint64_t room = std::numeric_limits<std::uint64_t>::max() - total;
+      total = rank.bytes > room ? std::numeric_limits<std::uint64_t>::max() : total + rank.bytes;
+      largest.offer(rank);
+    }
+    if (total <= limit) return;
+    unreplayable(trace, *largest.needed_by,
+                 fmt::format("the replay's buffers would take {} in all, over its memory limit of "
+                             "{}{}{}; the largest is this operation's, {}",
+                             format_bytes(total), format_bytes(limit),
+                             by_default ? ", half of this machine's memory" : "",
+                             options.memory_limit_hint, format_bytes(largest.bytes)));
   }
 };
 
@@ -235,7 +295,7 @@ void check_recorded_hashes(const Trace& trace, const MessageLinks& links, Replay
 }  // namespace
 
 ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
-  ReplayPlan plan(trace, options.max_buffer_bytes);
+  ReplayPlan plan(trace, options);
   ReplayReport report;
   report.world_size = trace.header.world_size;
   report.wait_points = plan.wait_points;

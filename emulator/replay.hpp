@@ -47,7 +47,19 @@ struct ReplayOptions {
   ClusterOptions cluster;
   /// The largest single buffer replay allocates: a hand-made trace may claim 2^48 elements.
   std::uint64_t max_buffer_bytes = std::uint64_t{1} << 30;
+  /// The most the replay's buffers may take together: the payload all ranks share (the
+  /// largest input) plus one receive buffer per rank (its largest output). A trace that asks
+  /// more is refused before the run. 0: default_replay_memory_limit(). Eager copies of sends
+  /// in flight come on top (the send mode decides them, not the trace's sizes alone).
+  std::uint64_t max_memory_bytes = 0;
+  /// Appended to that refusal's limit, to say how to raise it (" (--max-memory-mib sets it)").
+  std::string memory_limit_hint;
 };
+
+/// Half of this machine's memory, or of the control group's limit where that is lower: what
+/// a replay may take unless told otherwise, so that a 2 KB trace asking 16 GiB is refused
+/// rather than swapping or killed.
+std::uint64_t default_replay_memory_limit();
 
 /// The first operation of one rank where the replay differs from the recording.
 struct ReplayDivergence {
@@ -79,8 +91,9 @@ struct ReplayReport {
 };
 
 /// Replays `trace`. Throws TraceError if the trace cannot be replayed at all (a buffer over
-/// options.max_buffer_bytes, a send with a negative tag); everything that happens while
-/// replaying is in the report.
+/// options.max_buffer_bytes, buffers over options.max_memory_bytes, a send with a negative
+/// tag), naming the operation and, for a trace read from a file, its FILE:LINE; everything
+/// that happens while replaying is in the report.
 ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options);
 
 /// The report as `ranklab replay` prints it; `name` is the trace's file name.

@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include "traces/error.hpp"
+#include "traces/input_file.hpp"
+#include "traces/quote_input.hpp"
 
 namespace ranklab {
 namespace {
@@ -85,14 +86,14 @@ CostModel CostModel::parse(std::string_view text) {
     const std::string_view key = item.substr(0, eq);
     if (eq == std::string_view::npos || (key != "alpha" && key != "beta" && key != "flops")) {
       throw UsageError(
-          fmt::format("--cost: '{}' is not KEY=VALUE with KEY alpha, beta or flops (expected "
+          fmt::format("--cost: {} is not KEY=VALUE with KEY alpha, beta or flops (expected "
                       "alpha=SECONDS,beta=BYTES_PER_SECOND[,flops=FLOP_PER_SECOND])",
-                      item));
+                      quote_input(item)));
     }
     const auto value = parse_number(item.substr(eq + 1));
     if (!value || *value < 0 || (key != "alpha" && *value == 0)) {
-      throw UsageError(fmt::format("--cost: {} must be a number {}, got '{}'", key,
-                                   key == "alpha" ? ">= 0" : "> 0", item.substr(eq + 1)));
+      throw UsageError(fmt::format("--cost: {} must be a number {}, got {}", key,
+                                   key == "alpha" ? ">= 0" : "> 0", quote_input(item.substr(eq + 1))));
     }
     if (!values.emplace(std::string(key), *value).second) {
       throw UsageError(fmt::format("--cost: {} given twice", key));
@@ -127,7 +128,7 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
     if (line.empty()) continue;
     const std::size_t eq = line.find('=');
     if (eq == std::string_view::npos) {
-      fail(line_no, fmt::format("expected KEY = VALUE, got '{}'", line));
+      fail(line_no, fmt::format("expected KEY = VALUE, got {}", quote_input(line)));
     }
     const std::string_view key = trim(line.substr(0, eq));
     const std::string_view value_text = trim(line.substr(eq + 1));
@@ -137,10 +138,10 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
     }
     if (spec == nullptr) {
       topology_error(name, line_no,
-                     fmt::format("unknown key '{}' (known: ranks_per_node, intra.latency, "
+                     fmt::format("unknown key {} (known: ranks_per_node, intra.latency, "
                                  "intra.bandwidth, inter.latency, inter.bandwidth, "
                                  "compute.flops_per_second, compute.layer_seconds)",
-                                 key));
+                                 quote_input(key)));
     }
     if (const auto it = seen.find(key); it != seen.end()) {
       fail(line_no, fmt::format("'{}' repeats line {}", key, it->second));
@@ -148,8 +149,8 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
     seen.emplace(std::string(key), line_no);
     const auto value = parse_number(value_text);
     if (!value || *value < 0 || (spec->positive && *value == 0)) {
-      fail(line_no, fmt::format("'{}' must be a number {}, got '{}'", key,
-                                spec->positive ? "> 0" : ">= 0", value_text));
+      fail(line_no, fmt::format("'{}' must be a number {}, got {}", key,
+                                spec->positive ? "> 0" : ">= 0", quote_input(value_text)));
     }
     if (spec->real != nullptr) {
       t.*(spec->real) = *value;
@@ -158,7 +159,8 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
     } else {
       if (*value != std::floor(*value) || *value > (1 << 20)) {
         fail(line_no,
-             fmt::format("'ranks_per_node' must be a whole number of ranks, got '{}'", value_text));
+             fmt::format("'ranks_per_node' must be a whole number of ranks, got {}",
+                         quote_input(value_text)));
       }
       t.ranks_per_node = static_cast<int>(*value);
     }
@@ -183,13 +185,7 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
 }
 
 CostModel CostModel::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path)) {
-    throw TraceError(fmt::format("{}: cannot open topology file", path.string()));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_topology(text.str(), path.string());
+  return parse_topology(read_input_file(path, "topology file"), path.string());
 }
 
 bool CostModel::same_node(int a, int b) const {

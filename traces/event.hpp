@@ -13,6 +13,8 @@ namespace ranklab {
 
 inline constexpr int kNoRank = -1;  ///< `peer` or `root` of an operation that has none
 inline constexpr std::int64_t kNoCollective = -1;  ///< `coll_seq` of a point-to-point op
+/// The most elements one operation may move (256 Ti): the reader and importers refuse more.
+inline constexpr std::uint64_t kMaxTraceCount = std::uint64_t{1} << 48;
 
 /// A message id shared by a send and the receive that matched it: the sender's rank
 /// and the sender's `rank_seq` of that send. It depends only on the program, never on
@@ -37,6 +39,17 @@ struct ComputeWork {
 };
 
 inline constexpr std::int64_t kNoTime = -1;  ///< an absent virtual time
+
+/// Where an event was read from: kept for errors found after reading (replay refusing an
+/// operation names FILE:LINE). Not part of the event's value: events equal field for field
+/// are equal wherever they were read, so == ignores it.
+struct SourceLine {
+  std::uint32_t file = 0;  ///< index into TraceSources::files
+  std::uint64_t line = 0;  ///< from 1; 0: not read from a file
+
+  bool known() const { return line != 0; }
+  friend bool operator==(const SourceLine&, const SourceLine&) { return true; }
+};
 
 /// One operation of one rank. Point-to-point ops carry `peer` (global rank) and `msg`;
 /// collectives carry `coll_seq` (the group's collective index) and, where it applies,
@@ -76,6 +89,7 @@ struct TraceEvent {
   /// posted the operation, and when it completed (kNoTime: not timed, or never completed).
   std::int64_t vt_post_ns = kNoTime;
   std::int64_t vt_end_ns = kNoTime;
+  SourceLine source;  ///< where it was read, for error messages; ignored by ==
 
   friend bool operator==(const TraceEvent&, const TraceEvent&) = default;
 };
@@ -101,10 +115,20 @@ struct TraceHeader {
   friend bool operator==(const TraceHeader&, const TraceHeader&) = default;
 };
 
+/// The files a trace was read from (a SimGrid TI trace has one per rank), which the events'
+/// SourceLine name. Like SourceLine, not part of the trace's value: == ignores it.
+struct TraceSources {
+  std::vector<std::string> files;
+  std::uint64_t header_line = 0;  ///< the header's line in files[0]; 0: none (built, imported)
+
+  friend bool operator==(const TraceSources&, const TraceSources&) { return true; }
+};
+
 /// A whole trace in memory: header plus every rank's events in `rank_seq` order.
 struct Trace {
   TraceHeader header;
   std::vector<std::vector<TraceEvent>> ranks;  ///< ranks[r] = rank r's events
+  TraceSources sources;                        ///< where it was read; ignored by ==
 
   friend bool operator==(const Trace&, const Trace&) = default;
 };

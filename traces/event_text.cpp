@@ -48,4 +48,15 @@ std::string describe_event(const TraceEvent& event, const TraceHeader& header) {
   return text;
 }
 
+std::string source_of(const Trace& trace, const TraceEvent& event) {
+  const SourceLine& at = event.source;
+  if (!at.known() || at.file >= trace.sources.files.size()) return "";
+  return fmt::format("{}:{}", trace.sources.files[at.file], at.line);
+}
+
+std::string header_source(const Trace& trace) {
+  if (trace.sources.header_line == 0 || trace.sources.files.empty()) return "";
+  return fmt::format("{}:{}", trace.sources.files.front(), trace.sources.header_line);
+}
+
 }  // namespace ranklab

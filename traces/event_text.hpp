@@ -21,4 +21,10 @@ std::string event_label(const TraceEvent& event, const TraceHeader& header);
 /// "#4 send world peer 1 tag 0 4 x f32 hash 0123456789abcdef msg 0:4" (+ " pending").
 std::string describe_event(const TraceEvent& event, const TraceHeader& header);
 
+/// "FILE:LINE" where `event` of `trace` was read, or "" for an event not read from a file.
+std::string source_of(const Trace& trace, const TraceEvent& event);
+
+/// "FILE:LINE" of the trace's header line, or "" for a trace not read from a file.
+std::string header_source(const Trace& trace);
+
 }  // namespace ranklab

@@ -17,6 +17,7 @@
 
 #include "traces/error.hpp"
 #include "traces/hash.hpp"
+#include "traces/input_file.hpp"
 
 namespace ranklab {
 namespace {
@@ -181,16 +182,7 @@ std::string format_event(const TraceEvent& event, const TraceHeader& header) {
 }
 
 Trace read_trace_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw TraceError(fmt::format("{}: cannot open trace file (Is a directory)", path.string()));
-  }
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw TraceError(
-        fmt::format("{}: cannot open trace file ({})", path.string(), errno_message(errno)));
-  }
+  std::ifstream in = open_input_file(path, "trace file");
   return read_trace(in, path.string());
 }
 

@@ -21,6 +21,7 @@
 #include "traces/detail/json_fields.hpp"
 #include "traces/error.hpp"
 #include "traces/jsonl.hpp"
+#include "traces/quote_input.hpp"
 
 namespace ranklab {
 namespace {
@@ -40,7 +41,6 @@ using detail::require_field;
 using nlohmann::json;
 
 constexpr std::uint64_t kSupportedMajor = 1;
-constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 48;  // 256 Ti elements
 constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 20;
 
 // ---- header -----------------------------------------------------------------------------
@@ -54,9 +54,10 @@ void check_version(std::string_view version) {
     major = parse_digits(version.substr(0, dot), 10);
     minor = parse_digits(version.substr(dot + 1), 10);
   }
-  if (!major || !minor) fail("malformed version '{}' (expected \"MAJOR.MINOR\")", version);
+  if (!major || !minor) fail("malformed version {} (expected \"MAJOR.MINOR\")", quote_input(version));
   if (*major != kSupportedMajor) {
-    fail("unsupported trace version {} (this reader supports {}.x)", version, kSupportedMajor);
+    fail("unsupported trace version {} (this reader supports {}.x)", excerpt(version),
+         kSupportedMajor);
   }
 }
 
@@ -77,12 +78,12 @@ TraceGroup parse_group(const json& value, int world_size) {
   for (const json& entry : as_array(require_field(value, "ranks"), "ranks")) {
     const std::int64_t rank = as_integer(entry, "ranks");
     if (rank < 0 || rank >= world_size) {
-      fail("group '{}' lists rank {}, out of range [0, {})", group.name, rank, world_size);
+      fail("group {} lists rank {}, out of range [0, {})", quote_input(group.name), rank, world_size);
     }
-    if (!seen.insert(rank).second) fail("group '{}' lists rank {} twice", group.name, rank);
+    if (!seen.insert(rank).second) fail("group {} lists rank {} twice", quote_input(group.name), rank);
     group.ranks.push_back(static_cast<int>(rank));
   }
-  if (group.ranks.empty()) fail("group '{}' has no ranks", group.name);
+  if (group.ranks.empty()) fail("group {} has no ranks", quote_input(group.name));
   return group;
 }
 
@@ -92,7 +93,7 @@ std::vector<TraceGroup> parse_groups(const json& value, int world_size) {
   for (const json& entry : as_array(value, "groups")) {
     groups.push_back(parse_group(entry, world_size));
     if (!names.insert(groups.back().name).second) {
-      fail("duplicate group name '{}'", groups.back().name);
+      fail("duplicate group name {}", quote_input(groups.back().name));
     }
   }
   std::vector<int> all_ranks(static_cast<std::size_t>(world_size));
@@ -111,7 +112,8 @@ TraceHeader parse_header(const json& line) {
   if (format == nullptr) fail("not a ranklab trace header (no 'format' field)");
   const std::string& format_name = as_string(*format, "format");
   if (format_name != TraceHeader::kFormat) {
-    fail("not a ranklab trace (format '{}', expected '{}')", format_name, TraceHeader::kFormat);
+    fail("not a ranklab trace (format {}, expected '{}')", quote_input(format_name),
+         TraceHeader::kFormat);
   }
   TraceHeader header;
   header.version = as_string(require_field(line, "version"), "version");
@@ -135,7 +137,7 @@ void reject_fields(const json& line, OpKind op, std::initializer_list<const char
 std::uint64_t parse_hash(const json& value) {
   const std::string& text = as_string(value, "hash");
   const auto hash = text.size() == 16 ? parse_digits(text, 16) : std::nullopt;
-  if (!hash) fail("malformed hash '{}' (expected 16 hex digits)", text);
+  if (!hash) fail("malformed hash {} (expected 16 hex digits)", quote_input(text));
   return *hash;
 }
 
@@ -177,7 +179,7 @@ class EventParser {
   void check_member(const char* key, int rank, std::uint32_t group) const {
     const std::vector<int>& members = sorted_members_[group];
     if (!std::binary_search(members.begin(), members.end(), rank)) {
-      fail("{} {} is not a member of group '{}'", key, rank, header_.groups[group].name);
+      fail("{} {} is not a member of group {}", key, rank, quote_input(header_.groups[group].name));
     }
   }
 
@@ -191,7 +193,7 @@ class EventParser {
   std::uint32_t parse_group_name(const json& value, int rank) const {
     const std::string& name = as_string(value, "group");
     const auto it = group_index_.find(name);
-    if (it == group_index_.end()) fail("unknown group '{}'", name);
+    if (it == group_index_.end()) fail("unknown group {}", quote_input(name));
     check_member("rank", rank, it->second);
     return it->second;
   }
@@ -200,7 +202,7 @@ class EventParser {
     event.dtype = as_enum(require_field(line, "dtype"), "dtype", parse_data_type);
     event.count = as_unsigned(require_field(line, "count"), "count");
     event.bytes = as_unsigned(require_field(line, "bytes"), "bytes");
-    if (event.count > kMaxCount) fail("count {} exceeds the limit of 2^48 elements", event.count);
+    if (event.count > kMaxTraceCount) fail("count {} exceeds the limit of 2^48 elements", event.count);
     if (event.bytes != event.count * size_of(event.dtype)) {
       fail("bytes {} != count {} * {} (size of {})", event.bytes, event.count, size_of(event.dtype),
            to_string(event.dtype));
@@ -323,7 +325,7 @@ class EventParser {
       sender = parse_digits(text.substr(0, colon), 10);
       seq = parse_digits(text.substr(colon + 1), 10);
     }
-    if (!sender || !seq) fail("malformed msg '{}' (expected \"SENDER:SEQ\")", text);
+    if (!sender || !seq) fail("malformed msg {} (expected \"SENDER:SEQ\")", quote_input(text));
     if (*sender >= static_cast<std::uint64_t>(header_.world_size)) {
       fail("msg sender {} out of range [0, {})", *sender, header_.world_size);
     }
@@ -337,7 +339,47 @@ class EventParser {
 
 // ---- lines ------------------------------------------------------------------------------
 
+/// How deep arrays and objects may nest in a line (serde_json's limit). ranklab writes 3
+/// levels; whatever walks a parsed value (copying or dumping the header's config, comparing
+/// traces) recurses once per level, and 150,000 levels overflowed the stack (issue 16).
+constexpr std::size_t kMaxJsonDepth = 128;
+
+/// Fails on nesting deeper than kMaxJsonDepth, before anything recursive sees the line.
+/// Brackets inside strings do not count; the parser reports any other malformation.
+void check_depth(std::string_view text) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, a quote perhaps
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        fail("nesting deeper than {} arrays and objects (column {})", kMaxJsonDepth, i + 1);
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+/// nlohmann's message, whose quoted token ("last read: '...'") can be the whole line, cut.
+std::string shortened(std::string_view detail) {
+  const std::size_t open = detail.find('\'');
+  const std::size_t close = detail.rfind('\'');
+  if (open == std::string_view::npos || close <= open) return std::string(detail);
+  return std::string(detail.substr(0, open)) + quote_input(detail.substr(open + 1, close - open - 1)) +
+         std::string(detail.substr(close + 1));
+}
+
 json parse_json(const std::string& text) {
+  check_depth(text);
   try {
     return json::parse(text);
   } catch (const json::exception& error) {
@@ -351,14 +393,9 @@ json parse_json(const std::string& text) {
     } else if (tag_end != std::string_view::npos) {
       detail.remove_prefix(tag_end + 2);
     }
-    fail("invalid JSON ({})", detail);
+    fail("invalid JSON ({})", shortened(detail));
   }
 }
-
-struct LocatedEvent {
-  TraceEvent event;
-  std::size_t line = 0;
-};
 
 /// Reads one stream line by line, remembering where it is for error messages.
 class JsonlParser {
@@ -369,12 +406,14 @@ class JsonlParser {
     if (!next_line()) fail_at(1, "empty trace file (no header line)");
     Trace trace;
     trace.header = at_current_line([&] { return parse_header(parse_json(line_)); });
+    trace.sources = {.files = {name_}, .header_line = line_no_};
     const EventParser parser(trace.header);
-    std::vector<std::vector<LocatedEvent>> by_rank(
+    std::vector<std::vector<TraceEvent>> by_rank(
         static_cast<std::size_t>(trace.header.world_size));
     while (next_line()) {
       TraceEvent event = at_current_line([&] { return parser.parse(parse_json(line_)); });
-      by_rank[static_cast<std::size_t>(event.rank)].push_back({std::move(event), line_no_});
+      event.source = {.file = 0, .line = line_no_};
+      by_rank[static_cast<std::size_t>(event.rank)].push_back(std::move(event));
     }
     if (in_.bad()) fail_at(line_no_ + 1, "read error");
     trace.ranks.resize(by_rank.size());
@@ -404,30 +443,27 @@ class JsonlParser {
     }
   }
 
-  [[noreturn]] void fail_at(std::size_t line, std::string_view reason) const {
+  [[noreturn]] void fail_at(std::uint64_t line, std::string_view reason) const {
     throw TraceError(fmt::format("{}:{}: {}", name_, line, reason));
   }
 
   /// One rank's events in rank_seq order; a repeated rank_seq names both lines.
-  std::vector<TraceEvent> sorted_events(std::vector<LocatedEvent> located) const {
-    std::stable_sort(located.begin(), located.end(), [](const auto& a, const auto& b) {
-      return a.event.rank_seq < b.event.rank_seq;
-    });
-    std::vector<TraceEvent> events;
-    events.reserve(located.size());
-    for (std::size_t i = 0; i < located.size(); ++i) {
-      if (i > 0 && located[i].event.rank_seq == located[i - 1].event.rank_seq) {
-        fail_at(located[i].line,
+  std::vector<TraceEvent> sorted_events(std::vector<TraceEvent> events) const {
+    std::stable_sort(events.begin(), events.end(),
+                     [](const auto& a, const auto& b) { return a.rank_seq < b.rank_seq; });
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const TraceEvent& e = events[i];
+      if (i > 0 && e.rank_seq == events[i - 1].rank_seq) {
+        fail_at(e.source.line,
                 fmt::format("rank {} rank_seq {} repeats line {} (rank_seq must be strictly "
                             "increasing per rank)",
-                            located[i].event.rank, located[i].event.rank_seq, located[i - 1].line));
+                            e.rank, e.rank_seq, events[i - 1].source.line));
       }
-      if (i + 1 < located.size() && !located[i].event.compute_after.empty()) {
-        fail_at(located[i].line, fmt::format("compute_after on rank {} rank_seq {}, which is not "
-                                             "the rank's last operation",
-                                             located[i].event.rank, located[i].event.rank_seq));
+      if (i + 1 < events.size() && !e.compute_after.empty()) {
+        fail_at(e.source.line, fmt::format("compute_after on rank {} rank_seq {}, which is not "
+                                           "the rank's last operation",
+                                           e.rank, e.rank_seq));
       }
-      events.push_back(std::move(located[i].event));
     }
     return events;
   }
@@ -435,7 +471,7 @@ class JsonlParser {
   std::istream& in_;
   std::string name_;
   std::string line_;
-  std::size_t line_no_ = 0;
+  std::uint64_t line_no_ = 0;
 };
 
 }  // namespace

@@ -9,19 +9,18 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "traces/error.hpp"
+#include "traces/input_file.hpp"
+#include "traces/quote_input.hpp"
 #include "traces/trace_builder.hpp"
 
 namespace ranklab {
 namespace {
 
-constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 48;  // as the JSONL reader
 constexpr int kAnySourceSmpi = -333;  // what SMPI 3.32 records for MPI_ANY_SOURCE
 constexpr int kAnySourceMpi = -555;   // MPI_ANY_SOURCE itself (older recordings)
 constexpr int kAnyTagSmpi = -444;     // MPI_ANY_TAG
@@ -180,6 +179,7 @@ class Importer {
     json_config_ = {{"program", "simgrid-ti"}, {"source", files_.front().name}};
     BuiltTrace built = builder.build(json_config_);
     settle(built);
+    locate(built.trace);
     return std::move(built.trace);
   }
 
@@ -212,8 +212,8 @@ class Importer {
         where_ = {f, line};
         const auto rank = parse_integer(words[0]);
         if (!rank || *rank < 0 || *rank >= kMaxTiRanks) {
-          fail(fmt::format("expected 'RANK ACTION ...' with RANK in [0, {}), got '{}'", kMaxTiRanks,
-                           words[0]));
+          fail(fmt::format("expected 'RANK ACTION ...' with RANK in [0, {}), got {}", kMaxTiRanks,
+                           quote_input(words[0])));
         }
         if (words.size() < 2) fail(fmt::format("rank {}: no action", *rank));
         largest = std::max(largest, static_cast<int>(*rank));
@@ -230,12 +230,12 @@ class Importer {
 
   std::int64_t integer(std::string_view word, std::string_view what) const {
     const auto value = parse_integer(word);
-    if (!value) fail(fmt::format("{} must be an integer, got '{}'", what, word));
+    if (!value) fail(fmt::format("{} must be an integer, got {}", what, quote_input(word)));
     return *value;
   }
   std::uint64_t count(std::string_view word, std::string_view what) const {
     const std::int64_t value = integer(word, what);
-    if (value < 0 || static_cast<std::uint64_t>(value) > kMaxCount) {
+    if (value < 0 || static_cast<std::uint64_t>(value) > kMaxTraceCount) {
       fail(fmt::format("{} {} out of range [0, 2^48]", what, value));
     }
     return static_cast<std::uint64_t>(value);
@@ -245,9 +245,19 @@ class Importer {
     const char* end = word.data() + word.size();
     const auto [stop, error] = std::from_chars(word.data(), end, value);
     if (error != std::errc() || stop != end || !std::isfinite(value) || value < 0) {
-      fail(fmt::format("{} must be a number >= 0, got '{}'", what, word));
+      fail(fmt::format("{} must be a number >= 0, got {}", what, quote_input(word)));
     }
     return value;
+  }
+  /// `n` elements of SMPI type `type` as elements of ranklab's type, within a trace's limit
+  /// (an SMPI element may be several of ranklab's: 2^48 long doubles are 2^52 bytes).
+  std::uint64_t in_elements(std::uint64_t n, std::int64_t type, const ElementType& element) const {
+    const std::uint64_t elements = n * element.per_element;  // <= 2^48 * 32: no overflow
+    if (elements > kMaxTraceCount) {
+      fail(fmt::format("count {} of SMPI datatype {} is {} x {}, over the limit of 2^48 elements", n,
+                       type, elements, to_string(element.dtype)));
+    }
+    return elements;
   }
   int rank_arg(std::string_view word, std::string_view what) const {
     const std::int64_t value = integer(word, what);
@@ -293,7 +303,7 @@ class Importer {
     std::int64_t tag = integer(w[3], "tag");
     if (!send && tag == kAnyTagSmpi) tag = kAnyTagInTrace;
     if ((tag < 0 && !(tag == kAnyTagInTrace && !send)) || tag > INT32_MAX) {
-      fail(fmt::format("tag {} out of range", w[3]));
+      fail(fmt::format("tag {} out of range", excerpt(w[3])));
     }
     // A receive's count may be 0 or negative: SMPI then probes for the size.
     const std::int64_t raw = integer(w[4], "count");
@@ -301,7 +311,7 @@ class Importer {
     const std::int64_t type = type_arg(w, 5, rank);
     const ElementType element =
         replayable_p2p_type(type) ? smpi_type(type) : ElementType{DataType::u8, 1};
-    const std::uint64_t elements = n * element.per_element;
+    const std::uint64_t elements = in_elements(n, type, element);
     const std::uint64_t seq =
         send ? builder_->isend(rank, peer, element.dtype, elements, static_cast<int>(tag))
              : builder_->irecv(rank, peer, element.dtype, elements, static_cast<int>(tag));
@@ -338,7 +348,7 @@ class Importer {
   void collective(int rank, OpKind op, std::uint64_t n, std::int64_t type, int root = kNoRank) {
     const ElementType element = smpi_type(type);
     const std::uint64_t seq =
-        builder_->icollective(rank, op, element.dtype, n * element.per_element, 0, root);
+        builder_->icollective(rank, op, element.dtype, in_elements(n, type, element), 0, root);
     posted(rank, seq);
     closed(rank, seq);
   }
@@ -447,7 +457,7 @@ class Importer {
       if (equal_counts(w, 4 + p) != n) fail("alltoallv: send and receive counts differ");
       collective(rank, OpKind::all_to_all, n, type_arg(w, 4 + 2 * p, rank));
     } else {
-      fail(fmt::format("unknown or unsupported action '{}'", w[1]));
+      fail(fmt::format("unknown or unsupported action {}", quote_input(w[1])));
     }
   }
 
@@ -457,13 +467,15 @@ class Importer {
     const std::int64_t src_word = integer(w[5], "source");
     const bool any = src_word == kAnySourceSmpi || src_word == kAnySourceMpi;
     const int src = any ? kNoRank : rank_arg(w[5], "source");
-    const ElementType out = smpi_type(type_arg(w, 6, rank));
-    const ElementType in = smpi_type(type_arg(w, 7, rank));
-    const std::uint64_t send =
-        builder_->isend(rank, dst, out.dtype, count(w[2], "count") * out.per_element, 0);
+    const std::int64_t out_type = type_arg(w, 6, rank);
+    const std::int64_t in_type = type_arg(w, 7, rank);
+    const ElementType out = smpi_type(out_type);
+    const ElementType in = smpi_type(in_type);
+    const std::uint64_t send = builder_->isend(
+        rank, dst, out.dtype, in_elements(count(w[2], "count"), out_type, out), 0);
     posted(rank, send);
-    const std::uint64_t recv =
-        builder_->irecv(rank, src, in.dtype, count(w[4], "count") * in.per_element, 0);
+    const std::uint64_t recv = builder_->irecv(
+        rank, src, in.dtype, in_elements(count(w[4], "count"), in_type, in), 0);
     posted(rank, recv);
     closed(rank, send);
     closed(rank, recv);
@@ -524,6 +536,17 @@ class Importer {
     }
   }
 
+  /// Each event's file and line, for what refuses it later (replay).
+  void locate(Trace& trace) const {
+    for (const TiFile& file : files_) trace.sources.files.push_back(file.name);
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+      const std::vector<Location>& where = ranks_[r].where;
+      for (TraceEvent& e : trace.ranks[r]) {
+        if (e.rank_seq < where.size()) e.source = {where[e.rank_seq].file, where[e.rank_seq].line};
+      }
+    }
+  }
+
   std::vector<TiFile> files_;
   std::vector<RankState> ranks_;
   TraceBuilder* builder_ = nullptr;
@@ -531,15 +554,13 @@ class Importer {
   nlohmann::json json_config_;
 };
 
-std::string read_file(const std::filesystem::path& path, std::string_view cited_by) {
-  std::error_code ec;
-  std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path, ec)) {
-    throw TraceError(fmt::format("{}cannot open '{}'", cited_by, path.string()));
+/// A listed file's text; an error names the index line that listed it.
+std::string read_listed_file(const std::filesystem::path& path, std::string_view cited_by) {
+  try {
+    return read_input_file(path, "listed file");
+  } catch (const TraceError& error) {
+    throw TraceError(fmt::format("{}: {}", cited_by, error.what()));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 /// An index lists files: its first line is not `RANK ACTION`.
@@ -572,13 +593,13 @@ Trace read_simgrid_ti(const std::filesystem::path& path) {
                       path.string()));
     }
   }
-  std::string text = read_file(index, "");
+  std::string text = read_input_file(index, "SimGrid TI trace");
   if (!is_index(text)) return parse_simgrid_ti(text, index.string());
   std::vector<TiFile> files;
   for_each_line(text, [&](std::uint32_t line, const auto& words) {
     const std::filesystem::path listed = index.parent_path() / std::string(words[0]);
     files.push_back(
-        {listed.string(), read_file(listed, fmt::format("{}:{}: ", index.string(), line))});
+        {listed.string(), read_listed_file(listed, fmt::format("{}:{}", index.string(), line))});
   });
   return Importer(std::move(files)).run();
 }

@@ -19,7 +19,9 @@
 // Collectives run on the world (SMPI's replay does the same); COMP, the reduction's FLOPs,
 // becomes compute after it; reductions sum. Datatypes: 0 double (f64), 1 int (i32), 2 char,
 // 6 byte (u8), 3 short (2 bytes), 4 long (i64), 5 float (f32), and the rest of SMPI's table
-// by size; a point-to-point count of a type SMPI cannot replay (id 7 and up) is in bytes.
+// by size; a point-to-point count of a type SMPI cannot replay (id 7 and up) is in bytes. A
+// count that makes more than 2^48 of ranklab's elements (2^48 long doubles are 2^52 bytes) is
+// refused, as the JSONL reader refuses it.
 //
 // The result is a trace of format 1.1: rank_seq in line order, wait points from the waits,
 // messages matched by MPI's rules (TraceBuilder), compute from compute/sleep lines. A

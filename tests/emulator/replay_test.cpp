@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "emulator/errors.hpp"
 #include "tests/support/cluster_params.hpp"
 #include "tests/support/expect_throw_msg.hpp"
+#include "traces/jsonl.hpp"
 #include "traces/simgrid_ti.hpp"
 #include "traces/sink.hpp"
 
@@ -305,6 +308,91 @@ TEST(ReplayTest, UnreplayableTracesSayWhy) {
   Trace negative = rec.trace;
   negative.ranks[0][0].tag = -3;
   EXPECT_THROW_MSG(replay(negative, ClusterParam{2}), TraceError, "tag must be >= 0");
+}
+
+/// A 1.1 trace of `world` ranks as text: the header, then `events(rank)` for each rank.
+std::string trace_text(int world, const std::function<std::string(int)>& events) {
+  std::string ranks;
+  for (int r = 0; r < world; ++r) ranks += fmt::format("{}{}", r ? "," : "", r);
+  std::string text = fmt::format(
+      R"({{"format":"ranklab-trace","version":"1.1","world_size":{},"groups":[{{"name":"world",)"
+      R"("ranks":[{}]}}],"config":{{}}}})",
+      world, ranks);
+  for (int r = 0; r < world; ++r) text += "\n" + events(r);
+  return text + "\n";
+}
+
+Trace read_text(const std::string& text) {
+  std::istringstream in(text);
+  return read_trace(in, "t.jsonl");
+}
+
+/// One all_gather of `count` bytes on every rank.
+std::string all_gathers(int world, std::uint64_t count) {
+  return trace_text(world, [count](int r) {
+    return fmt::format(
+        R"({{"rank":{},"rank_seq":0,"op":"all_gather","group":"world","dtype":"u8","count":{},)"
+        R"("bytes":{},"coll_seq":0,"lamport":1}})",
+        r, count, count);
+  });
+}
+
+//! A refusal of a trace the reader accepted names FILE:LINE as well as the rank and op #
+//! (issue 16): a count of 2^48, a negative tag.
+TEST(ReplayTest, RefusalsNameTheFileAndLine) {
+  const auto send = [](std::uint64_t count, int tag) {
+    return [count, tag](int r) {
+      if (r == 1) return std::string(R"({"rank":1,"rank_seq":0,"op":"recv","group":"world",)") +
+                         fmt::format(R"("peer":0,"tag":{},"dtype":"u8","count":{},"bytes":{},)",
+                                     tag, count, count) +
+                         R"("msg":"0:0","lamport":2})";
+      return fmt::format(R"({{"rank":0,"rank_seq":0,"op":"send","group":"world","peer":1,)"
+                         R"("tag":{},"dtype":"u8","count":{},"bytes":{},"msg":"0:0","lamport":1}})",
+                         tag, count, count);
+    };
+  };
+  EXPECT_THROW_MSG(replay(read_text(trace_text(2, send(std::uint64_t{1} << 48, 0))),
+                          ClusterParam{2}),
+                   TraceError,
+                   "t.jsonl:2: rank 0 op #0 (send): cannot replay: its buffers exceed the replay "
+                   "limit of 1073741824 bytes");
+  EXPECT_THROW_MSG(replay(read_text(trace_text(2, send(4, -5))), ClusterParam{2}), TraceError,
+                   "t.jsonl:2: rank 0 op #0 (send): cannot replay: a send's tag must be >= 0");
+}
+
+//! 16 all_gathers of 1 GiB each would take 16 GiB: refused before anything is allocated,
+//! naming the total, the limit and the largest buffer.
+TEST(ReplayTest, BuffersOverTheMemoryLimitAreRefused) {
+  const Trace trace = read_text(all_gathers(16, std::uint64_t{64} << 20));
+  ReplayOptions options;
+  options.cluster = ClusterParam{16}.options();
+  options.max_memory_bytes = std::uint64_t{8} << 30;
+  options.memory_limit_hint = " (--hint)";
+  EXPECT_THROW_MSG(replay_trace(trace, options), TraceError,
+                   "t.jsonl:2: rank 0 op #0 (all_gather): cannot replay: the replay's buffers "
+                   "would take 17246978048 bytes (16.1 GiB) in all, over its memory limit of "
+                   "8589934592 bytes (8.0 GiB) (--hint); the largest is this operation's, "
+                   "1073741824 bytes (1.0 GiB)");
+  // Under the limit, the same sizes are accepted: the limit is on the sum.
+  const Trace small = read_text(all_gathers(4, 1024));
+  options.cluster = ClusterParam{4}.options();
+  options.max_memory_bytes = 4 * 4096 + 1024;
+  EXPECT_TRUE(replay_trace(small, options).run.ok());
+  options.max_memory_bytes -= 1;
+  EXPECT_THROW_MSG(replay_trace(small, options), TraceError, "over its memory limit of 17407 bytes (17.0 KiB) (--hint);");
+}
+
+//! By default a replay may take half of this machine's memory: 4 TiB of buffers (4096 ranks
+//! each gathering 1 GiB) are refused, and the message says where the limit comes from.
+TEST(ReplayTest, DefaultMemoryLimitIsHalfTheMachine) {
+  EXPECT_GT(default_replay_memory_limit(), std::uint64_t{1} << 20);
+  const Trace trace = read_text(all_gathers(4096, std::uint64_t{256} << 10));
+  ReplayOptions options;
+  options.cluster = ClusterParam{4096}.options();
+  EXPECT_THROW_MSG(replay_trace(trace, options), TraceError,
+                   "would take 4398046773248 bytes (4096.0 GiB) in all, over its memory limit of " +
+                       fmt::format("{} bytes", default_replay_memory_limit()));
+  EXPECT_THROW_MSG(replay_trace(trace, options), TraceError, ", half of this machine's memory;");
 }
 
 }  // namespace

@@ -317,12 +317,12 @@ std::string file_error_of(const std::filesystem::path& path) {
   return "";
 }
 
-//! A missing file, or a directory, names the path and the system's reason.
+//! A missing file, or a directory, names the path and the reason.
 TEST(ReaderErrorTest, UnreadableFile) {
   EXPECT_EQ(file_error_of("/nonexistent-ranklab-dir/missing.jsonl"),
             "/nonexistent-ranklab-dir/missing.jsonl: cannot open trace file "
             "(No such file or directory)");
-  EXPECT_EQ(file_error_of("/"), "/: cannot open trace file (Is a directory)");
+  EXPECT_EQ(file_error_of("/"), "/: not a regular file (a directory)");
 }
 
 /// Reads `text`; true if it is valid. Any exception other than TraceError fails the test.

@@ -12,6 +12,7 @@
 #include "tests/support/temp_dir.hpp"
 #include "tests/traces_tools/tools_support.hpp"
 #include "traces/error.hpp"
+#include "traces/event_text.hpp"
 #include "traces/messages.hpp"
 #include "traces/virtual_time.hpp"
 
@@ -155,6 +156,15 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.txt:1: count must be an integer, got '2.5'"},
         BadCase{"CountTooLarge", "0 send 1 0 281474976710657\n1 init\n",
                 "t.txt:1: count 281474976710657 out of range [0, 2^48]"},
+        BadCase{"CountTimesTypeTooLarge", "0 send 1 0 281474976710656 3\n1 recv 0 0 1\n",
+                "t.txt:1: count 281474976710656 of SMPI datatype 3 is 562949953421312 x u8, over "
+                "the limit of 2^48 elements"},
+        BadCase{"CollectiveCountTimesTypeTooLarge", "0 bcast 17592186044417 0 14\n",
+                "t.txt:1: count 17592186044417 of SMPI datatype 14 is 281474976710672 x u8, over "
+                "the limit of 2^48 elements"},
+        BadCase{"LongTokenIsCut", "0 " + std::string(100'000, 'x') + "\n",
+                "t.txt:1: unknown or unsupported action '" + std::string(80, 'x') +
+                    "'... (100000 bytes)"},
         BadCase{"PeerOutside", "0 send 5 0 1\n1 init\n",
                 "t.txt:1: destination 5 is outside the world of 2 ranks"},
         BadCase{"NegativeTag", "0 send 1 -2 1\n1 init\n", "t.txt:1: tag -2 out of range"},
@@ -184,12 +194,37 @@ TEST(SimgridTiTest, MissingFilesAreNamed) {
   std::filesystem::create_directories(dir / "files");
   std::ofstream(dir / "files" / "rank-1.txt") << "0 init\n";
   EXPECT_THROW_MSG(read_simgrid_ti(dir / "trace.txt"), TraceError,
-                   (dir / "trace.txt").string() + ":2: cannot open '" +
-                       (dir / "files" / "rank-2.txt").string() + "'");
+                   (dir / "trace.txt").string() + ":2: " +
+                       (dir / "files" / "rank-2.txt").string() +
+                       ": cannot open listed file (No such file or directory)");
   std::ofstream(dir / "files" / "rank-2.txt") << "1 init\n1 bogus\n";
   EXPECT_THROW_MSG(
       read_simgrid_ti(dir.path()), TraceError,
       (dir / "files" / "rank-2.txt").string() + ":2: unknown or unsupported action 'bogus'");
+}
+
+//! An index that lists a device (/dev/zero reads without end) is refused at that line,
+//! before a byte of the device is read; so is a device given as the trace itself.
+TEST(SimgridTiTest, DevicesAreRefused) {
+  testing::TempDir dir("ranklab_ti");
+  std::ofstream(dir / "trace.txt") << "/dev/zero\n";
+  EXPECT_THROW_MSG(read_simgrid_ti(dir.path()), TraceError,
+                   (dir / "trace.txt").string() +
+                       ":1: /dev/zero: not a regular file (a character device)");
+  EXPECT_THROW_MSG(read_simgrid_ti("/dev/zero"), TraceError,
+                   "/dev/zero: not a regular file (a character device)");
+}
+
+//! Imported events keep the file and line of the action that posted them, so a refusal
+//! after import (replay) names them.
+TEST(SimgridTiTest, EventsKeepTheirFileAndLine) {
+  const Trace trace = parse_simgrid_ti("0 init\n1 init\n\n1 recv 0 0 4\n0 send 1 0 4\n", "t.txt");
+  EXPECT_EQ(source_of(trace, trace.ranks[0].at(0)), "t.txt:5");
+  EXPECT_EQ(source_of(trace, trace.ranks[1].at(0)), "t.txt:4");
+  const Trace files = read_simgrid_ti(ti_example("mix4"));
+  const TraceEvent& first = files.ranks[2].at(0);
+  EXPECT_TRUE(source_of(files, first).ends_with("mix4/trace.txt_files/1796021342.241363_rank-3.txt:3"))
+      << source_of(files, first);  // `2 irecv 1 3 64 0`, after init and compute
 }
 
 }  // namespace

@@ -7,12 +7,7 @@ namespace ranklab::detail {
 
 std::string describe(const nlohmann::json& value) {
   constexpr std::size_t kMaxShown = 40;
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (text.size() > kMaxShown) {
-    text.resize(kMaxShown - 3);
-    text += "...";
-  }
-  return text;
+  return excerpt(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), kMaxShown);
 }
 
 const nlohmann::json* find_field(const nlohmann::json& object, const char* key) {

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <utility>
 
+#include "traces/quote_input.hpp"
+
 namespace ranklab::detail {
 
 /// A problem with one line; the reader turns it into a TraceError naming the line.
@@ -59,7 +61,7 @@ Enum as_enum(const nlohmann::json& value, const char* key,
              std::optional<Enum> (*parse)(std::string_view)) {
   const std::string& name = as_string(value, key);
   const std::optional<Enum> parsed = parse(name);
-  if (!parsed) fail("unknown {} '{}'", key, name);
+  if (!parsed) fail("unknown {} {}", key, quote_input(name));
   return *parsed;
 }
 
