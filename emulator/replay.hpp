@@ -84,6 +84,11 @@ struct ReplayReport {
   std::uint64_t hash_mismatches = 0;          ///< of those, send and receive hashes that disagree
   std::string first_hash_mismatch;            ///< "rank 1 op #3 ..." for the report
   bool wait_points = false;                   ///< the trace had them (format >= 1.1)
+  /// Requests the program never completed before finalizing (the header's
+  /// config.unfinished_requests, which importers write: "FILE:LINE: rank 1 op #3 (irecv
+  /// from rank 0 tag 3) is still open when the rank finalizes ..."). MPI forbids them; the
+  /// replay cannot see them (nothing waits for a request nobody waited for).
+  std::vector<std::string> unfinished_requests;
   std::chrono::nanoseconds elapsed{0};        ///< wall time of the replayed run
 
   /// Every operation replayed as recorded and every recorded hash pair agrees.

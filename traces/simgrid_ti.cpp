@@ -9,8 +9,10 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "traces/error.hpp"
@@ -161,6 +163,41 @@ ElementType smpi_type(std::int64_t id) {
 /// SMPI records point-to-point counts in bytes for the types it cannot replay.
 bool replayable_p2p_type(std::int64_t id) { return id >= 0 && id <= 6; }
 
+constexpr std::int64_t kDerivedType = -1;  ///< what SMPI writes for a derived datatype
+
+/// ibarrier, ibcast, ireduce, iallreduce, iallgather, igather, iscatter, ialltoall,
+/// ireducescatter: SMPI's names for the nonblocking collectives.
+bool is_nonblocking_collective(std::string_view name) {
+  static constexpr std::string_view kNames[] = {
+      "ibarrier", "ibcast",   "ireduce",   "iallreduce",    "iallgather",
+      "igather",  "iscatter", "ialltoall", "ireducescatter"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+/// Why an action SMPI may write cannot be replayed ("" if it can): TI carries too little
+/// for it, or ranklab has no such operation.
+std::string_view refused_action(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kRefused[] = {
+      {"scan", "prefix reductions (MPI_Scan) have no counterpart among ranklab's collectives"},
+      {"exscan", "prefix reductions (MPI_Exscan) have no counterpart among ranklab's collectives"},
+      {"waitany",
+       "TI does not record which request MPI_Waitany completed, and guessing can invent a "
+       "deadlock"},
+      {"waitsome", "TI does not record which requests MPI_Waitsome completed"},
+      {"start",
+       "a persistent request (MPI_Start) is recorded without its peer, tag or count: TI has "
+       "nothing to re-issue"},
+      {"startall", "persistent requests (MPI_Startall) are recorded without peer, tag or count"},
+      {"cancel",
+       "TI does not record whether MPI_Cancel succeeded (the message received or not), which "
+       "decides the matching of every later message"},
+  };
+  for (const auto& [refused, why] : kRefused) {
+    if (refused == name) return why;
+  }
+  return {};
+}
+
 class Importer {
  public:
   explicit Importer(std::vector<TiFile> files) : files_(std::move(files)) {}
@@ -178,7 +215,9 @@ class Importer {
     }
     json_config_ = {{"program", "simgrid-ti"}, {"source", files_.front().name}};
     BuiltTrace built = builder.build(json_config_);
+    if (!unfinished_.empty()) built.trace.header.config["unfinished_requests"] = unfinished_;
     settle(built);
+    keep_receive_signatures(built.trace);
     locate(built.trace);
     return std::move(built.trace);
   }
@@ -190,13 +229,26 @@ class Importer {
     int dst = 0;
     int tag = 0;
     bool any_source = false;
+    bool buffered = false;  ///< ibsend: complete once posted, whatever the receiver does
+    std::uint64_t tests = 0;  ///< the rank's `test` actions before it was posted
+    std::string call;         ///< "isend to rank 1 tag 3" for a report
+  };
+  /// A receive's own buffer, as the program posted it (matching records the message's).
+  struct Signature {
+    bool known = false;  ///< false: not a send or receive, or a receive that probed
+    bool in_bytes = false;  ///< a derived type or one SMPI cannot replay: only bytes compare
+    DataType dtype = DataType::u8;
+    std::uint64_t count = 0;
   };
   struct RankState {
     std::vector<OpenRequest> open;
     std::vector<Location> where;           ///< by rank_seq: the line that posted it
     std::vector<std::uint64_t> closed_at;  ///< by rank_seq: the action that waited (0: never)
+    std::vector<Signature> posted_as;      ///< by rank_seq: a receive's own type and count
     std::uint64_t actions = 0;             ///< actions so far (numbered from 1)
     std::int64_t default_type = 6;         ///< MPI_BYTE unless `init` says MPI_DOUBLE
+    std::uint64_t tests = 0;               ///< `test` actions so far (which request: unsaid)
+    std::vector<std::uint64_t> open_collectives;  ///< nonblocking ones not yet waited for
   };
 
   [[noreturn]] void fail_at(Location at, const std::string& reason) const {
@@ -270,7 +322,9 @@ class Importer {
   std::int64_t type_arg(const std::vector<std::string_view>& w, std::size_t i, int rank) const {
     if (i >= w.size()) return ranks_[static_cast<std::size_t>(rank)].default_type;
     const std::int64_t id = integer(w[i], "datatype");
-    if (id < 0) fail(fmt::format("datatype {} is not an index of SMPI's table", id));
+    // -1: a derived type, whose counts SMPI writes in bytes (as for every type it cannot
+    // replay), so nothing is lost.
+    if (id < kDerivedType) fail(fmt::format("datatype {} is not an index of SMPI's table", id));
     return id;
   }
   void need(const std::vector<std::string_view>& w, std::size_t args,
@@ -288,6 +342,7 @@ class Importer {
     state.where.resize(seq + 1);
     state.where[seq] = where_;
     state.closed_at.resize(seq + 1, 0);
+    state.posted_as.resize(seq + 1);
   }
   void closed(int rank, std::uint64_t seq) {
     RankState& state = ranks_[static_cast<std::size_t>(rank)];
@@ -295,7 +350,13 @@ class Importer {
     state.closed_at[seq] = state.actions;
   }
 
-  void point_to_point(int rank, const std::vector<std::string_view>& w, bool send, bool blocking) {
+  /// How a send or receive completes: `blocking` ones before the next action; `buffered`
+  /// sends (bsend, ibsend) by MPI's definition at once, so nothing ever waits for them (the
+  /// rank's end does, as MPI_Buffer_detach would); the others when a wait names them.
+  enum class Completion { blocking, buffered, request, buffered_request };
+
+  void point_to_point(int rank, const std::vector<std::string_view>& w, bool send,
+                      Completion completion) {
     need(w, 3, send ? "DST TAG COUNT [DTYPE]" : "SRC TAG COUNT [DTYPE]");
     const std::int64_t peer_word = integer(w[2], send ? "destination" : "source");
     const bool any_source = !send && (peer_word == kAnySourceSmpi || peer_word == kAnySourceMpi);
@@ -316,12 +377,21 @@ class Importer {
         send ? builder_->isend(rank, peer, element.dtype, elements, static_cast<int>(tag))
              : builder_->irecv(rank, peer, element.dtype, elements, static_cast<int>(tag));
     posted(rank, seq);
-    if (blocking) {
-      closed(rank, seq);
-      return;
+    if (send || raw >= 0) {
+      ranks_[static_cast<std::size_t>(rank)].posted_as[seq] = {true, !replayable_p2p_type(type),
+                                                              element.dtype, elements};
     }
-    ranks_[static_cast<std::size_t>(rank)].open.push_back(
-        {seq, send ? rank : peer, send ? peer : rank, static_cast<int>(tag), any_source});
+    if (completion == Completion::blocking) {
+      closed(rank, seq);
+    } else if (completion != Completion::buffered) {
+      RankState& state = ranks_[static_cast<std::size_t>(rank)];
+      state.open.push_back(
+          {seq, send ? rank : peer, send ? peer : rank, static_cast<int>(tag), any_source,
+           completion == Completion::buffered_request, state.tests,
+           fmt::format("{} {} {} tag {}", w[1], send ? "to" : "from",
+                       any_source ? std::string("any source") : fmt::format("rank {}", peer),
+                       tag == kAnyTagInTrace ? std::string("any") : std::to_string(tag))});
+    }
   }
 
   void wait(int rank, const std::vector<std::string_view>& w) {
@@ -333,16 +403,50 @@ class Importer {
       return (r.src == src || r.any_source) && r.dst == dst &&
              (r.tag == tag || r.tag == kAnyTagInTrace);
     });
-    // As SMPI's replay: no such request means a test() already completed it.
-    if (it == open.end()) return;
-    closed(rank, it->seq);
+    if (it == open.end()) {
+      // A nonblocking collective's request: TI names none, so the oldest (MPI starts them in
+      // one order on every rank). Without one, as SMPI's replay: a test() already completed it.
+      auto& collectives = ranks_[static_cast<std::size_t>(rank)].open_collectives;
+      if (!collectives.empty()) {
+        closed(rank, collectives.front());
+        collectives.erase(collectives.begin());
+      }
+      return;
+    }
+    if (!it->buffered) closed(rank, it->seq);
     open.erase(it);
+  }
+
+  /// A request still open when its rank finalizes was never completed: MPI says every one
+  /// must be (MPI_Finalize). One that a later `test` may have completed is not counted (TI
+  /// does not say which request a test was for).
+  void unfinished_requests(int rank) {
+    for (const OpenRequest& r : ranks_[static_cast<std::size_t>(rank)].open) {
+      if (r.buffered || ranks_[static_cast<std::size_t>(rank)].tests > r.tests) continue;
+      const Location posted = ranks_[static_cast<std::size_t>(rank)].where[r.seq];
+      unfinished_.push_back(fmt::format(
+          "{}:{}: rank {} op #{} ({}) is still open when the rank finalizes at line {}: no wait "
+          "completed it",
+          files_[posted.file].name, posted.line, rank, r.seq, r.call, where_.line));
+    }
+    for (const std::uint64_t seq : ranks_[static_cast<std::size_t>(rank)].open_collectives) {
+      const Location posted = ranks_[static_cast<std::size_t>(rank)].where[seq];
+      unfinished_.push_back(fmt::format(
+          "{}:{}: rank {} op #{} (a nonblocking collective) is still open when the rank "
+          "finalizes at line {}: no wait completed it",
+          files_[posted.file].name, posted.line, rank, seq, where_.line));
+    }
   }
 
   void wait_all(int rank) {
     auto& open = ranks_[static_cast<std::size_t>(rank)].open;
-    for (const OpenRequest& r : open) closed(rank, r.seq);
+    for (const OpenRequest& r : open) {
+      if (!r.buffered) closed(rank, r.seq);
+    }
     open.clear();
+    auto& collectives = ranks_[static_cast<std::size_t>(rank)].open_collectives;
+    for (const std::uint64_t seq : collectives) closed(rank, seq);
+    collectives.clear();
   }
 
   void collective(int rank, OpKind op, std::uint64_t n, std::int64_t type, int root = kNoRank) {
@@ -350,7 +454,11 @@ class Importer {
     const std::uint64_t seq =
         builder_->icollective(rank, op, element.dtype, in_elements(n, type, element), 0, root);
     posted(rank, seq);
-    closed(rank, seq);
+    if (nonblocking_) {
+      ranks_[static_cast<std::size_t>(rank)].open_collectives.push_back(seq);
+    } else {
+      closed(rank, seq);
+    }
   }
 
   /// `w[first .. first + p)`: a count per rank, all equal (the fabric's collectives take one).
@@ -379,10 +487,21 @@ class Importer {
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     const auto p = static_cast<std::size_t>(builder_->world_size());
+    // ibarrier, ibcast, iallreduce, ...: the collective, left open until a wait.
+    nonblocking_ = is_nonblocking_collective(name);
+    if (nonblocking_) name.erase(0, 1);
+    if (const std::string_view why = refused_action(name); !why.empty()) {
+      fail(fmt::format("{}: {}", name, why));
+    }
     if (name == "init") {
       state.default_type = w.size() > 2 ? 0 : 6;  // SMPI: MPI_DOUBLE with an argument
-    } else if (name == "finalize" || name == "comm_size" || name == "comm_split" ||
-               name == "comm_dup" || name == "location" || name == "test") {
+    } else if (name == "finalize") {
+      unfinished_requests(rank);
+    } else if (name == "test" || name == "testall" || name == "testany" || name == "testsome") {
+      // A test may complete requests; TI does not say which, and a later wait finds none.
+      ++state.tests;
+    } else if (name == "comm_size" || name == "comm_split" || name == "comm_dup" ||
+               name == "location") {
       // Nothing to re-issue (SMPI's replay does nothing for them either).
     } else if (name == "compute") {
       need(w, 1, "FLOPS");
@@ -390,14 +509,18 @@ class Importer {
     } else if (name == "sleep") {
       need(w, 1, "SECONDS");
       builder_->compute(rank, {.seconds = amount(w[2], "seconds")});
-    } else if (name == "send" || name == "ssend" || name == "bsend" || name == "rsend") {
-      point_to_point(rank, w, true, true);
-    } else if (name == "isend" || name == "issend" || name == "ibsend" || name == "irsend") {
-      point_to_point(rank, w, true, false);
+    } else if (name == "send" || name == "ssend" || name == "rsend") {
+      point_to_point(rank, w, true, Completion::blocking);
+    } else if (name == "bsend") {
+      point_to_point(rank, w, true, Completion::buffered);
+    } else if (name == "isend" || name == "issend" || name == "irsend") {
+      point_to_point(rank, w, true, Completion::request);
+    } else if (name == "ibsend") {
+      point_to_point(rank, w, true, Completion::buffered_request);
     } else if (name == "recv") {
-      point_to_point(rank, w, false, true);
+      point_to_point(rank, w, false, Completion::blocking);
     } else if (name == "irecv") {
-      point_to_point(rank, w, false, false);
+      point_to_point(rank, w, false, Completion::request);
     } else if (name == "wait") {
       wait(rank, w);
     } else if (name == "waitall") {
@@ -424,13 +547,7 @@ class Importer {
       collective(rank, name == "alltoall" ? OpKind::all_to_all : OpKind::all_gather,
                  count(w[2], "count"), type_arg(w, 4, rank));
     } else if (name == "gather" || name == "scatter") {
-      need(w, 2, "SENDCOUNT RECVCOUNT [ROOT [DT1 [DT2]]]");
-      const int root = w.size() > 4 ? rank_arg(w[4], "root") : 0;
-      if (name == "gather") {
-        collective(rank, OpKind::gather, count(w[2], "count"), type_arg(w, 5, rank), root);
-      } else {
-        collective(rank, OpKind::scatter, count(w[3], "count"), type_arg(w, 6, rank), root);
-      }
+      rooted_exchange(rank, w, name == "gather" ? OpKind::gather : OpKind::scatter);
     } else if (name == "reducescatter") {
       const std::uint64_t n = equal_counts(w, 2);
       need(w, p + 1, "RECVCOUNT per rank, COMP [DTYPE]");
@@ -461,6 +578,31 @@ class Importer {
     }
   }
 
+  /// gather|scatter SENDCOUNT [RECVCOUNT] ROOT DT1 DT2 (SMPI leaves out a RECVCOUNT of 0,
+  /// as non-roots of a gather may pass), or the short forms SENDCOUNT RECVCOUNT [ROOT].
+  /// Each rank's unit is its own side of the exchange: what the root takes from (gather) or
+  /// gives to (scatter) each rank, and what each other rank gives or takes; so sides that
+  /// disagree are a mismatch on replay, and MPI_IN_PLACE's send count of 0 at a gather's
+  /// root is never compared.
+  void rooted_exchange(int rank, const std::vector<std::string_view>& w, OpKind op) {
+    need(w, 2, "SENDCOUNT RECVCOUNT [ROOT [DT1 [DT2]]]");
+    const bool no_recv_count = w.size() == 6;
+    const std::size_t root_at = no_recv_count ? 3 : 4;
+    const int root = w.size() > root_at ? rank_arg(w[root_at], "root") : 0;
+    const std::uint64_t sent = count(w[2], "count");
+    const std::uint64_t received = no_recv_count ? 0 : count(w[3], "count");
+    const std::int64_t send_type = type_arg(w, root_at + 1, rank);
+    const std::int64_t recv_type = type_arg(w, root_at + 2, rank);
+    // The root's side of a gather is its receive, of a scatter its send; the others' the
+    // opposite.
+    const bool receiving_side = (op == OpKind::gather) == (rank == root);
+    if (receiving_side) {
+      collective(rank, op, received, recv_type, root);
+    } else {
+      collective(rank, op, sent, send_type, root);
+    }
+  }
+
   void sendrecv(int rank, const std::vector<std::string_view>& w) {
     need(w, 4, "SENDCOUNT DST RECVCOUNT SRC [DT1 [DT2]]");
     const int dst = rank_arg(w[3], "destination");
@@ -471,31 +613,66 @@ class Importer {
     const std::int64_t in_type = type_arg(w, 7, rank);
     const ElementType out = smpi_type(out_type);
     const ElementType in = smpi_type(in_type);
-    const std::uint64_t send = builder_->isend(
-        rank, dst, out.dtype, in_elements(count(w[2], "count"), out_type, out), 0);
+    const std::uint64_t out_count = in_elements(count(w[2], "count"), out_type, out);
+    const std::uint64_t send = builder_->isend(rank, dst, out.dtype, out_count, 0);
     posted(rank, send);
-    const std::uint64_t recv = builder_->irecv(
-        rank, src, in.dtype, in_elements(count(w[4], "count"), in_type, in), 0);
+    const std::uint64_t in_count = in_elements(count(w[4], "count"), in_type, in);
+    const std::uint64_t recv = builder_->irecv(rank, src, in.dtype, in_count, 0);
     posted(rank, recv);
+    ranks_[static_cast<std::size_t>(rank)].posted_as[send] = {
+        true, !replayable_p2p_type(out_type), out.dtype, out_count};
+    ranks_[static_cast<std::size_t>(rank)].posted_as[recv] = {
+        true, !replayable_p2p_type(in_type), in.dtype, in_count};
     closed(rank, send);
     closed(rank, recv);
   }
 
   // ---- after matching -------------------------------------------------------------------
 
-  /// An operation that never completed is fine if its rank's recording ended with it open
-  /// or waiting for it (a deadlock stopped SMPI); it becomes pending. Otherwise the rank went
-  /// on past an operation that could not have completed: the trace is malformed.
+  /// An operation that never completed. If its rank's recording ended with it open or
+  /// waiting for it (a deadlock stopped SMPI), it becomes pending. If the rank went on past
+  /// it, that is the program's bug the replay is for: a send nobody receives (SMPI sent it
+  /// eagerly) or a collective another rank never joins (a root or an eager algorithm let this
+  /// one through) stays completed, so that the replay re-issues it and shows the deadlock it
+  /// is under rendezvous. Only a receive gone past without a message contradicts itself.
   void settle_one(BuiltTrace& built, EventRef ref, const std::string& what) {
     TraceEvent& e = built.trace.ranks[static_cast<std::size_t>(ref.rank)][ref.index];
     const RankState& state = ranks_[static_cast<std::size_t>(ref.rank)];
     const std::uint64_t closed_at = state.closed_at[e.rank_seq];
     if (closed_at != 0 && closed_at != state.actions) {
-      fail_at(state.where[e.rank_seq], what + fmt::format(", yet rank {} went on past it", e.rank));
+      if (e.op != OpKind::recv) return;
+      fail_at(state.where[e.rank_seq],
+              what + fmt::format(", yet rank {} went on past it (a receive cannot complete "
+                                 "without a message)",
+                                 e.rank));
     }
     e.status = OpStatus::pending;
     e.blocked = closed_at != 0;
     if (e.op == OpKind::recv) e.msg = {};
+  }
+
+  /// A matched receive records the message (as the fabric does), unless its own buffer
+  /// cannot take it: another element type, or fewer elements (fewer bytes where either side
+  /// is a derived type: MPI compares type signatures, which TI reduces to sizes). Then it
+  /// keeps its own, so the replay posts it as the program did and reports the mismatch with
+  /// both calls.
+  void keep_receive_signatures(Trace& trace) const {
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+      for (TraceEvent& e : trace.ranks[r]) {
+        if (e.op != OpKind::recv || !e.msg.valid()) continue;
+        const Signature& own = ranks_[r].posted_as[e.rank_seq];
+        if (!own.known) continue;
+        const Signature& sent =
+            ranks_[static_cast<std::size_t>(e.msg.sender)].posted_as[e.msg.sender_seq];
+        const bool fits = own.in_bytes || sent.in_bytes
+                              ? own.count * size_of(own.dtype) >= e.bytes
+                              : own.dtype == e.dtype && own.count >= e.count;
+        if (fits) continue;
+        e.dtype = own.dtype;
+        e.count = own.count;
+        e.bytes = own.count * size_of(own.dtype);
+      }
+    }
   }
 
   void settle(BuiltTrace& built) {
@@ -552,6 +729,8 @@ class Importer {
   TraceBuilder* builder_ = nullptr;
   Location where_;
   nlohmann::json json_config_;
+  std::vector<std::string> unfinished_;  ///< requests open at their rank's finalize
+  bool nonblocking_ = false;             ///< the collective being read is ibcast, ibarrier...
 };
 
 /// A listed file's text; an error names the index line that listed it.

@@ -1,0 +1,125 @@
+// `ranklab replay --format simgrid-ti` on the bugs of small MPI programs, written as TI
+// actions: each replays into the report it deserves (exit 3 deadlock, 4 mismatch), and the
+// correct programs that used to raise false alarms replay cleanly (exit 0).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "tests/support/temp_dir.hpp"
+#include "tests/traces_tools/run_command.hpp"
+#include "tests/traces_tools/tools_support.hpp"
+
+namespace ranklab {
+namespace {
+
+using tools_testing::CommandResult;
+using tools_testing::shell_quoted;
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class CliSimgridTiTest : public ::testing::Test {
+ protected:
+  /// Writes `actions` (one-file format) as NAME.txt and replays it.
+  CommandResult replay(const std::string& name, const std::string& actions,
+                       const std::string& flags = "") {
+    const auto path = dir_ / (name + ".txt");
+    std::ofstream(path) << actions;
+    return tools_testing::run_ranklab("replay --format simgrid-ti " + shell_quoted(path) + " " +
+                                      flags);
+  }
+  testing::TempDir dir_{"ranklab_cli_ti"};
+};
+
+//! A send nobody receives, which its rank went on past (SMPI buffered it): under rendezvous
+//! the send never completes, and the culprit names it with its line.
+TEST_F(CliSimgridTiTest, MissingReceiveIsALostMessage) {
+  const CommandResult r =
+      replay("lost", "0 init\n1 init\n0 send 1 5 4 1\n0 finalize\n1 finalize\n");
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "culprit (lost-message): rank 0 waits in op #0, its send of 4 x i32 to "
+                         "rank 1 tag 5 at "))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "lost.txt:3, which no receive of the recording takes")) << r.out;
+}
+
+//! A receive with the wrong tag: the sender went on, the receiver is stuck; the replay's
+//! deadlock names both tags.
+TEST_F(CliSimgridTiTest, WrongTagDeadlocks) {
+  const CommandResult r = replay("tag", "0 send 1 5 4 1\n0 finalize\n1 recv 0 6 4 1\n");
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "culprit (tag-mismatch): rank 1 waits in recv from rank 0 tag 6")) << r.out;
+  EXPECT_TRUE(has(r.out, "rank 0 sent it tag 5 instead")) << r.out;
+}
+
+//! A reduce rank 2 never enters: rank 1 went past it (not the root), rank 0 waits in it.
+TEST_F(CliSimgridTiTest, MissingCollectiveIsAMissingParticipant) {
+  const CommandResult r =
+      replay("reduce", "0 reduce 4 0 0 1\n1 reduce 4 0 0 1\n1 finalize\n2 finalize\n");
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "culprit (missing-participant): rank 2 returned while")) << r.out;
+  EXPECT_TRUE(has(r.out, "in reduce #0")) << r.out;
+}
+
+//! The receive's own count and type meet the send's: fewer elements or another type is a
+//! message mismatch naming both calls (exit 4); more elements is MPI's right.
+TEST_F(CliSimgridTiTest, ReceiveSignaturesAreCompared) {
+  const CommandResult small = replay("small", "0 send 1 0 5000 1\n1 recv 0 0 1000 1\n");
+  EXPECT_EQ(small.exit_code, 4) << small.out << small.err;
+  EXPECT_TRUE(has(small.out, "rank 0 (op #0) sends 5000 x i32 to rank 1 tag 0; rank 1 (op #0) "
+                             "receives into 1000 x i32 from rank 0 tag 0: the receive buffer is "
+                             "smaller than the message"))
+      << small.out;
+  const CommandResult type = replay("type", "0 send 1 0 4 1\n1 recv 0 0 4 0\n");
+  EXPECT_EQ(type.exit_code, 4) << type.out << type.err;
+  EXPECT_TRUE(has(type.out, "receives into 4 x f64 from rank 0 tag 0: the element types differ"))
+      << type.out;
+  const CommandResult large = replay("large", "0 send 1 0 1000 1\n1 recv 0 0 5000 1\n");
+  EXPECT_EQ(large.exit_code, 0) << large.out << large.err;
+}
+
+//! A gather whose root takes 2 per rank while every rank gives 4 is a collective mismatch
+//! (the send counts alone agree).
+TEST_F(CliSimgridTiTest, GatherSidesAreCompared) {
+  const CommandResult r = replay("gather", "0 gather 4 2 0 1 1\n1 gather 4 2 0 1 1\n");
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "rank 1 called gather(i32, count=4, root=0) via direct where rank 0 "
+                         "called gather(i32, count=2, root=0)"))
+      << r.out;
+}
+
+//! Correct programs that were flagged: a buffered send to self, MPI_IN_PLACE at a gather's
+//! root, receives from any source across barriers.
+TEST_F(CliSimgridTiTest, CorrectProgramsReplayCleanly) {
+  const CommandResult bsend = replay("bsend", "0 bsend 0 0 4\n0 recv 0 0 4\n0 finalize\n");
+  EXPECT_EQ(bsend.exit_code, 0) << bsend.out << bsend.err;
+  const CommandResult in_place =
+      replay("in_place", "0 gather 0 4 0 1 1\n1 gather 4 4 0 1 1\n2 gather 4 4 0 1 1\n");
+  EXPECT_EQ(in_place.exit_code, 0) << in_place.out << in_place.err;
+  std::string phases;
+  for (int i = 0; i < 3; ++i) {
+    phases += "0 recv -333 0 1\n0 recv -333 0 1\n0 barrier\n";
+    phases += "1 send 0 0 1\n1 barrier\n2 send 0 0 1\n2 barrier\n";
+  }
+  const CommandResult any = replay("any", phases);
+  EXPECT_EQ(any.exit_code, 0) << any.out << any.err;
+  EXPECT_TRUE(has(any.out, "result: reproduced")) << any.out;
+}
+
+//! An irecv never completed before finalize is reported, FILE:LINE first.
+TEST_F(CliSimgridTiTest, UnfinishedRequestsAreReported) {
+  const CommandResult r = replay("open", "0 irecv 1 3 4\n0 finalize\n1 finalize\n");
+  EXPECT_TRUE(has(r.out, "requests never completed (1): the program finalized with them open\n"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "open.txt:1: rank 0 op #0 (irecv from rank 1 tag 3) is still open"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "as recorded, but 1 request never completed; run: ok")) << r.out;
+  const CommandResult json = replay("open_json", "0 irecv 1 3 4\n0 finalize\n1 finalize\n",
+                                    "--json");
+  EXPECT_TRUE(has(json.out, "\"unfinished_requests\": [")) << json.out;
+}
+
+}  // namespace
+}  // namespace ranklab
