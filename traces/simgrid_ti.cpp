@@ -236,7 +236,7 @@ class Importer {
   /// A receive's own buffer, as the program posted it (matching records the message's).
   struct Signature {
     bool known = false;  ///< false: not a send or receive, or a receive that probed
-    bool in_bytes = false;  ///< a derived type or one SMPI cannot replay: only bytes compare
+    bool in_bytes = false;  ///< a type SMPI cannot replay (count in bytes): only bytes compare
     DataType dtype = DataType::u8;
     std::uint64_t count = 0;
   };
@@ -322,9 +322,14 @@ class Importer {
   std::int64_t type_arg(const std::vector<std::string_view>& w, std::size_t i, int rank) const {
     if (i >= w.size()) return ranks_[static_cast<std::size_t>(rank)].default_type;
     const std::int64_t id = integer(w[i], "datatype");
-    // -1: a derived type, whose counts SMPI writes in bytes (as for every type it cannot
-    // replay), so nothing is lost.
-    if (id < kDerivedType) fail(fmt::format("datatype {} is not an index of SMPI's table", id));
+    if (id == kDerivedType) {
+      // SMPI 3.32 writes the count in elements of the derived type (MPI_Type_contiguous(3,
+      // MPI_INT) sent twice: `send 1 0 2 -1`) and nothing of its size.
+      fail(
+          "a derived datatype (SMPI writes -1): TI records its count but not its size, so the "
+          "bytes it moves are unknown");
+    }
+    if (id < 0) fail(fmt::format("datatype {} is not an index of SMPI's table", id));
     return id;
   }
   void need(const std::vector<std::string_view>& w, std::size_t args,
@@ -653,7 +658,7 @@ class Importer {
 
   /// A matched receive records the message (as the fabric does), unless its own buffer
   /// cannot take it: another element type, or fewer elements (fewer bytes where either side
-  /// is a derived type: MPI compares type signatures, which TI reduces to sizes). Then it
+  /// is a type whose count SMPI writes in bytes). Then it
   /// keeps its own, so the replay posts it as the program did and reports the mismatch with
   /// both calls.
   void keep_receive_signatures(Trace& trace) const {

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/temp_dir.hpp"
 #include "tests/traces_tools/run_command.hpp"
@@ -119,6 +120,37 @@ TEST_F(CliSimgridTiTest, UnfinishedRequestsAreReported) {
   const CommandResult json = replay("open_json", "0 irecv 1 3 4\n0 finalize\n1 finalize\n",
                                     "--json");
   EXPECT_TRUE(has(json.out, "\"unfinished_requests\": [")) << json.out;
+}
+
+//! SMPI 3.32's own recordings of traces/examples/ti/bugs/bugs.c (one folder per mode): each
+//! replays into its report.
+TEST_F(CliSimgridTiTest, RecordedBugsReplayIntoTheirReports) {
+  struct Case {
+    std::string mode;
+    int exit_code;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"missing_recv", 3, "culprit (lost-message): rank 0 waits in op #0, its send of 4 x i32 to "
+                          "rank 1 tag 5 at "},
+      {"wrong_tag", 3, "culprit (tag-mismatch): rank 1 waits in recv from rank 0 tag 6"},
+      {"missing_reduce", 3, "culprit (missing-participant): rank 2 returned while ranks 0 and 1 "
+                            "wait for it (rank 0 in reduce #0"},
+      {"bsend_self", 0, "result: reproduced: all 6 operations and 3 messages"},
+      {"inplace_gather", 0, "result: reproduced: all 3 operations"},
+      {"anysource_loop", 0, "result: reproduced: all 30 operations and 9 messages"},
+      {"open_request", 0, "but 1 request never completed"},
+      {"nonblocking", 0, "result: reproduced: all 9 operations"},
+      {"derived", 1, "rank-1.txt:3: a derived datatype (SMPI writes -1): TI records its count "
+                     "but not its size"},
+  };
+  const auto bugs = tools_testing::examples_dir() / "ti" / "bugs";
+  for (const Case& c : cases) {
+    const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +
+                                                       shell_quoted(bugs / c.mode));
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.mode << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out + r.err, c.expected)) << c.mode << "\n" << r.out << r.err;
+  }
 }
 
 }  // namespace
