@@ -184,10 +184,7 @@ std::string_view refused_action(std::string_view name) {
        "TI does not record which request MPI_Waitany completed, and guessing can invent a "
        "deadlock"},
       {"waitsome", "TI does not record which requests MPI_Waitsome completed"},
-      {"start",
-       "a persistent request (MPI_Start) is recorded without its peer, tag or count: TI has "
-       "nothing to re-issue"},
-      {"startall", "persistent requests (MPI_Startall) are recorded without peer, tag or count"},
+      {"startall", "MPI_Startall: which persistent requests it starts is not recorded"},
       {"cancel",
        "TI does not record whether MPI_Cancel succeeded (the message received or not), which "
        "decides the matching of every later message"},
@@ -245,6 +242,7 @@ class Importer {
     std::vector<Location> where;           ///< by rank_seq: the line that posted it
     std::vector<std::uint64_t> closed_at;  ///< by rank_seq: the action that waited (0: never)
     std::vector<Signature> posted_as;      ///< by rank_seq: a receive's own type and count
+    std::vector<bool> cancellable;         ///< by rank_seq: an irecv (MPI_Cancel may end it)
     std::uint64_t actions = 0;             ///< actions so far (numbered from 1)
     std::int64_t default_type = 6;         ///< MPI_BYTE unless `init` says MPI_DOUBLE
     std::uint64_t tests = 0;               ///< `test` actions so far (which request: unsaid)
@@ -348,6 +346,7 @@ class Importer {
     state.where[seq] = where_;
     state.closed_at.resize(seq + 1, 0);
     state.posted_as.resize(seq + 1);
+    state.cancellable.resize(seq + 1, false);
   }
   void closed(int rank, std::uint64_t seq) {
     RankState& state = ranks_[static_cast<std::size_t>(rank)];
@@ -366,25 +365,59 @@ class Importer {
     const std::int64_t peer_word = integer(w[2], send ? "destination" : "source");
     const bool any_source = !send && (peer_word == kAnySourceSmpi || peer_word == kAnySourceMpi);
     const int peer = any_source ? kNoRank : rank_arg(w[2], send ? "destination" : "source");
-    std::int64_t tag = integer(w[3], "tag");
-    if (!send && tag == kAnyTagSmpi) tag = kAnyTagInTrace;
-    if ((tag < 0 && !(tag == kAnyTagInTrace && !send)) || tag > INT32_MAX) {
-      fail(fmt::format("tag {} out of range", excerpt(w[3])));
-    }
+    const int tag = tag_arg(w[3], send);
     // A receive's count may be 0 or negative: SMPI then probes for the size.
     const std::int64_t raw = integer(w[4], "count");
     const std::uint64_t n = !send && raw < 0 ? 0 : count(w[4], "count");
     const std::int64_t type = type_arg(w, 5, rank);
     const ElementType element =
         replayable_p2p_type(type) ? smpi_type(type) : ElementType{DataType::u8, 1};
-    const std::uint64_t elements = in_elements(n, type, element);
+    post_p2p(rank, w[1], send, peer, tag, {raw >= 0, !replayable_p2p_type(type), element.dtype,
+                                          in_elements(n, type, element)},
+             completion);
+  }
+
+  int tag_arg(std::string_view word, bool send) const {
+    std::int64_t tag = integer(word, "tag");
+    if (!send && tag == kAnyTagSmpi) tag = kAnyTagInTrace;
+    if ((tag < 0 && !(tag == kAnyTagInTrace && !send)) || tag > INT32_MAX) {
+      fail(fmt::format("tag {} out of range", excerpt(word)));
+    }
+    return static_cast<int>(tag);
+  }
+
+  /// `Start ENDPOINT TAG BYTES DTYPE`: SMPI records a persistent request's destination,
+  /// which for a receive is the rank itself (its source is not recorded: any source), and
+  /// its size in bytes. A persistent send to the rank itself reads as a receive.
+  void persistent_start(int rank, const std::vector<std::string_view>& w) {
+    need(w, 3, "ENDPOINT TAG BYTES [DTYPE]");
+    const int endpoint = rank_arg(w[2], "endpoint");
+    const bool send = endpoint != rank;
+    const int tag = tag_arg(w[3], send);
+    const std::uint64_t bytes = count(w[4], "size");
+    const std::int64_t type = type_arg(w, 5, rank);
+    ElementType element =
+        replayable_p2p_type(type) ? smpi_type(type) : ElementType{DataType::u8, 1};
+    if (bytes % size_of(element.dtype) != 0) element = {DataType::u8, 1};
+    post_p2p(rank, "Start", send, send ? endpoint : kNoRank, tag,
+             {true, !replayable_p2p_type(type), element.dtype, bytes / size_of(element.dtype)},
+             Completion::request);
+  }
+
+  /// Posts one send or receive (`peer` kNoRank: any source) with the program's own
+  /// signature, and completes it as `completion` says.
+  void post_p2p(int rank, std::string_view call, bool send, int peer, int tag,
+                const Signature& own, Completion completion) {
+    const bool any_source = peer == kNoRank;
+    const std::uint64_t elements = own.count;
+    const ElementType element{own.dtype, 1};
     const std::uint64_t seq =
         send ? builder_->isend(rank, peer, element.dtype, elements, static_cast<int>(tag))
              : builder_->irecv(rank, peer, element.dtype, elements, static_cast<int>(tag));
     posted(rank, seq);
-    if (send || raw >= 0) {
-      ranks_[static_cast<std::size_t>(rank)].posted_as[seq] = {true, !replayable_p2p_type(type),
-                                                              element.dtype, elements};
+    if (send || own.known) ranks_[static_cast<std::size_t>(rank)].posted_as[seq] = own;
+    if (!send && completion == Completion::request) {
+      ranks_[static_cast<std::size_t>(rank)].cancellable[seq] = true;
     }
     if (completion == Completion::blocking) {
       closed(rank, seq);
@@ -393,7 +426,7 @@ class Importer {
       state.open.push_back(
           {seq, send ? rank : peer, send ? peer : rank, static_cast<int>(tag), any_source,
            completion == Completion::buffered_request, state.tests,
-           fmt::format("{} {} {} tag {}", w[1], send ? "to" : "from",
+           fmt::format("{} {} {} tag {}", call, send ? "to" : "from",
                        any_source ? std::string("any source") : fmt::format("rank {}", peer),
                        tag == kAnyTagInTrace ? std::string("any") : std::to_string(tag))});
     }
@@ -466,6 +499,14 @@ class Importer {
     }
   }
 
+  /// SMPI 3.32 writes MPI_Reduce_scatter_block as `reducescatter 0 0 DTYPE`, whatever the
+  /// count and world: fewer words than a count per rank and COMP, all zeros but the last.
+  bool block_reduce_scatter(const std::vector<std::string_view>& w) const {
+    const auto p = static_cast<std::size_t>(builder_->world_size());
+    if (w.size() >= p + 3 || w.size() < 4) return false;
+    return std::all_of(w.begin() + 2, w.end() - 1, [](std::string_view v) { return v == "0"; });
+  }
+
   /// `w[first .. first + p)`: a count per rank, all equal (the fabric's collectives take one).
   std::uint64_t equal_counts(const std::vector<std::string_view>& w, std::size_t first) const {
     const auto p = static_cast<std::size_t>(builder_->world_size());
@@ -526,6 +567,8 @@ class Importer {
       point_to_point(rank, w, false, Completion::blocking);
     } else if (name == "irecv") {
       point_to_point(rank, w, false, Completion::request);
+    } else if (name == "start") {
+      persistent_start(rank, w);
     } else if (name == "wait") {
       wait(rank, w);
     } else if (name == "waitall") {
@@ -554,6 +597,11 @@ class Importer {
     } else if (name == "gather" || name == "scatter") {
       rooted_exchange(rank, w, name == "gather" ? OpKind::gather : OpKind::scatter);
     } else if (name == "reducescatter") {
+      if (block_reduce_scatter(w)) {
+        fail(
+            "reducescatter: MPI_Reduce_scatter_block, which SMPI 3.32 records without its count "
+            "(`reducescatter 0 0 DTYPE`): TI carries too little to replay it");
+      }
       const std::uint64_t n = equal_counts(w, 2);
       need(w, p + 1, "RECVCOUNT per rank, COMP [DTYPE]");
       collective(rank, OpKind::reduce_scatter, n, type_arg(w, 3 + p, rank));
@@ -644,15 +692,18 @@ class Importer {
     TraceEvent& e = built.trace.ranks[static_cast<std::size_t>(ref.rank)][ref.index];
     const RankState& state = ranks_[static_cast<std::size_t>(ref.rank)];
     const std::uint64_t closed_at = state.closed_at[e.rank_seq];
-    if (closed_at != 0 && closed_at != state.actions) {
-      if (e.op != OpKind::recv) return;
+    const bool gone_past = closed_at != 0 && closed_at != state.actions;
+    if (gone_past && e.op != OpKind::recv) return;
+    if (gone_past && !state.cancellable[e.rank_seq]) {
       fail_at(state.where[e.rank_seq],
               what + fmt::format(", yet rank {} went on past it (a receive cannot complete "
                                  "without a message)",
                                  e.rank));
     }
+    // An irecv waited for without a message was cancelled (SMPI records no MPI_Cancel, only
+    // the irecv and its wait): dropped, as a pending operation that nothing waits for.
     e.status = OpStatus::pending;
-    e.blocked = closed_at != 0;
+    e.blocked = closed_at != 0 && !gone_past;
     if (e.op == OpKind::recv) e.msg = {};
   }
 

@@ -14,6 +14,9 @@
 //   wait SRC DST TAG | waitall [N]          the rank waits for its open isend/irecv (a wait
 //                                           naming none: its oldest nonblocking collective)
 //   test | testall | testany | testsome     no-ops (TI does not say which request completed)
+//   Start ENDPOINT TAG BYTES [DTYPE]        a persistent request posted again: a send to
+//                                           ENDPOINT, or (ENDPOINT the rank itself) a
+//                                           receive from any source; waited like an isend
 //   sendRecv SENDCOUNT DST RECVCOUNT SRC [DT1 [DT2]]   (SMPI records no tags: tag 0)
 //   barrier | bcast COUNT [ROOT [DT]] | reduce COUNT COMP [ROOT [DT]] | allreduce COUNT COMP [DT]
 //   alltoall|allgather SENDCOUNT RECVCOUNT [DT1 [DT2]] | gather|scatter SEND RECV [ROOT [DT1
@@ -22,8 +25,10 @@
 //   ireduce, iallreduce, iallgather, igather, iscatter, ialltoall, ireducescatter: the
 //   collective, open until waited for
 // Refused, TI recording too little to replay them: scan, exscan (no such collective here),
-// waitany, waitsome (which request completed), Start, Startall (persistent requests carry no
-// peer, tag or count), cancel (whether it succeeded), a derived datatype (its size).
+// waitany, waitsome (which request completed), Startall (which requests), cancel (whether it
+// succeeded; SMPI 3.32 writes none), MPI_Reduce_scatter_block (`reducescatter 0 0 DTYPE`:
+// no count), a derived datatype (its size). An irecv waited for without any message was
+// cancelled: it becomes pending, dropped.
 // Collectives run on the world (SMPI's replay does the same); COMP, the reduction's FLOPs,
 // becomes compute after it; reductions sum. Datatypes: 0 double (f64), 1 int (i32), 2 char,
 // 6 byte (u8), 3 short (2 bytes), 4 long (i64), 5 float (f32), and the rest of SMPI's table

@@ -153,5 +153,33 @@ TEST_F(CliSimgridTiTest, RecordedBugsReplayIntoTheirReports) {
   }
 }
 
+//! SMPI 3.32's recordings of traces/examples/ti/actions/actions.c: what TI records fully
+//! replays (persistent requests, testall, a cancelled irecv, nonblocking allgather and
+//! alltoall); what it records too little of is refused at its line.
+TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> replayed = {
+      {"persistent", "all 4 operations and 2 messages"},
+      {"testall", "all 2 operations and 1 messages"},
+      {"cancel", "all 1 operations and 0 messages"},
+      {"iall", "all 6 operations"}};
+  const auto actions = tools_testing::examples_dir() / "ti" / "actions";
+  for (const auto& [mode, expected] : replayed) {
+    const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +
+                                                       shell_quoted(actions / mode));
+    EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "result: reproduced: " + expected)) << mode << "\n" << r.out;
+  }
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"scan", "rank-1.txt:3: scan: prefix reductions (MPI_Scan)"},
+      {"waitany", "rank-1.txt:7: waitany: TI does not record which request"},
+      {"rs_block", "rank-1.txt:3: reducescatter: MPI_Reduce_scatter_block"}};
+  for (const auto& [mode, expected] : refused) {
+    const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +
+                                                       shell_quoted(actions / mode));
+    EXPECT_EQ(r.exit_code, 1) << mode << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, expected)) << mode << "\n" << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace ranklab

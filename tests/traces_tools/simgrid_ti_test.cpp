@@ -156,8 +156,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.txt:1: scan: prefix reductions (MPI_Scan) have no counterpart among ranklab's "
                 "collectives"},
         BadCase{"Exscan", "0 exscan 4 1\n", "t.txt:1: exscan: prefix reductions (MPI_Exscan)"},
-        BadCase{"Start", "0 Start\n", "t.txt:1: start: a persistent request (MPI_Start) is "
-                                      "recorded without its peer, tag or count"},
+        BadCase{"ReduceScatterBlock", "0 reducescatter 0 0 1\n1 init\n2 init\n",
+                "t.txt:1: reducescatter: MPI_Reduce_scatter_block, which SMPI 3.32 records "
+                "without its count"},
         BadCase{"Cancel", "0 irecv 0 0 1\n0 cancel\n",
                 "t.txt:2: cancel: TI does not record whether MPI_Cancel succeeded"},
         BadCase{"MissingArgs", "0 send 1 0\n1 init\n",
@@ -335,6 +336,34 @@ TEST(SimgridTiTest, NonblockingCollectivesAreOpenUntilWaited) {
   EXPECT_EQ(trace.ranks[1][2].count, 4u);
   const Trace open = parse_simgrid_ti("0 ibcast 4 0 1\n0 finalize\n", "t.txt");
   EXPECT_EQ(open.header.config.at("unfinished_requests").size(), 1u);
+}
+
+//! Persistent requests as SMPI 3.32 records them (`Start ENDPOINT TAG BYTES DTYPE`, the
+//! endpoint the rank itself for a receive): each Start posts the operation again.
+TEST(SimgridTiTest, PersistentRequestsStart) {
+  const Trace trace = parse_simgrid_ti(
+      "0 Start 1 0 4 1\n0 wait 0 1 0\n0 Start 1 0 4 1\n0 wait 0 1 0\n"
+      "1 Start 1 0 8 1\n1 waitall\n1 recv 0 0 1 1\n",
+      "t.txt");
+  const auto& r0 = trace.ranks[0];
+  ASSERT_EQ(ops_of(r0), (std::vector<OpKind>{OpKind::send, OpKind::send}));
+  EXPECT_EQ(r0[0].count, 1u);  // 4 bytes of MPI_INT
+  EXPECT_EQ(r0[0].peer, 1);
+  EXPECT_TRUE(r0[1].in_flight.empty());
+  const auto& r1 = trace.ranks[1];
+  EXPECT_EQ(r1[0].op, OpKind::recv);  // its endpoint is rank 1 itself: a receive
+  EXPECT_EQ(r1[0].peer, 0);           // from any source, matched to rank 0
+  EXPECT_EQ(r1[1].msg, r0[1].msg);
+}
+
+//! SMPI records no MPI_Cancel: an irecv waited for without a message was cancelled, and is
+//! dropped (pending, not blocked); a blocking receive gone past without one stays an error.
+TEST(SimgridTiTest, CancelledReceivesAreDropped) {
+  const Trace trace =
+      parse_simgrid_ti("0 irecv 1 9 1 1\n0 wait 1 0 9\n0 barrier\n1 barrier\n", "t.txt");
+  EXPECT_EQ(trace.ranks[0][0].status, OpStatus::pending);
+  EXPECT_FALSE(trace.ranks[0][0].blocked);
+  EXPECT_EQ(trace.ranks[0][1].status, OpStatus::completed);
 }
 
 //! A request still open when its rank finalizes is listed in the header
