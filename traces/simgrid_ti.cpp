@@ -9,7 +9,9 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <iterator>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -507,22 +509,65 @@ class Importer {
     return std::all_of(w.begin() + 2, w.end() - 1, [](std::string_view v) { return v == "0"; });
   }
 
-  /// `w[first .. first + p)`: a count per rank, all equal (the fabric's collectives take one).
-  std::uint64_t equal_counts(const std::vector<std::string_view>& w, std::size_t first) const {
+  /// Per rank: how many elements go to it (or come from it); nullopt: no message.
+  using Counts = std::vector<std::optional<std::uint64_t>>;
+
+  /// `counts` for every rank but `self`.
+  static Counts others(const std::vector<std::uint64_t>& counts, int self) {
+    Counts out(counts.begin(), counts.end());
+    out[static_cast<std::size_t>(self)] = std::nullopt;
+    return out;
+  }
+  /// `n` for rank `peer` alone.
+  Counts only(int peer, std::uint64_t n) const {
+    Counts out(static_cast<std::size_t>(builder_->world_size()));
+    out[static_cast<std::size_t>(peer)] = n;
+    return out;
+  }
+
+  /// `w[first .. first + p)`: a count per rank.
+  std::vector<std::uint64_t> counts_at(const std::vector<std::string_view>& w,
+                                       std::size_t first) const {
     const auto p = static_cast<std::size_t>(builder_->world_size());
     if (w.size() < first + p) {
       fail(fmt::format("{} needs a count per rank ({}), got {} arguments", w[1], p, w.size() - 2));
     }
-    const std::uint64_t n = count(w[first], "count");
-    for (std::size_t i = first + 1; i < first + p; ++i) {
-      if (count(w[i], "count") != n) {
-        fail(
-            fmt::format("{} with unequal counts is not supported (ranklab's collectives take one "
-                        "count per rank)",
-                        w[1]));
-      }
+    std::vector<std::uint64_t> counts;
+    for (std::size_t i = first; i < first + p; ++i) counts.push_back(count(w[i], "count"));
+    return counts;
+  }
+
+  /// A v-collective as the messages it consists of, so that each pair may have its own count
+  /// (ranklab's collectives take one per rank): `to[j]` elements to rank j, `from[j]` from
+  /// rank j, all posted, then all waited for. They travel in a group of their own,
+  /// `vcollectives`, so they never match the program's own messages; a receive smaller
+  /// than what its peer sends is a mismatch on replay, as any receive.
+  void exchange(int rank, const Counts& to, std::int64_t send_type, const Counts& from,
+                std::int64_t recv_type) {
+    if (!v_group_) {
+      std::vector<int> all(static_cast<std::size_t>(builder_->world_size()));
+      std::iota(all.begin(), all.end(), 0);
+      v_group_ = builder_->add_group("vcollectives", std::move(all));
     }
-    return n;
+    std::vector<std::uint64_t> posts;
+    const auto post = [&](bool send, int peer, std::uint64_t n, std::int64_t type) {
+      const ElementType element = smpi_type(type);
+      const std::uint64_t elements = in_elements(n, type, element);
+      const std::uint64_t seq =
+          send ? builder_->isend(rank, peer, element.dtype, elements, 0, *v_group_)
+               : builder_->irecv(rank, peer, element.dtype, elements, 0, *v_group_);
+      posted(rank, seq);
+      ranks_[static_cast<std::size_t>(rank)].posted_as[seq] = {true, false, element.dtype,
+                                                              elements};
+      posts.push_back(seq);
+    };
+    for (std::size_t j = 0; j < to.size(); ++j) {
+      if (to[j]) post(true, static_cast<int>(j), *to[j], send_type);
+    }
+    for (std::size_t j = 0; j < from.size(); ++j) {
+      if (from[j]) post(false, static_cast<int>(j), *from[j], recv_type);
+    }
+    for (const std::uint64_t seq : posts) closed(rank, seq);
   }
 
   void action(const std::vector<std::string_view>& w) {
@@ -602,30 +647,48 @@ class Importer {
             "reducescatter: MPI_Reduce_scatter_block, which SMPI 3.32 records without its count "
             "(`reducescatter 0 0 DTYPE`): TI carries too little to replay it");
       }
-      const std::uint64_t n = equal_counts(w, 2);
       need(w, p + 1, "RECVCOUNT per rank, COMP [DTYPE]");
-      collective(rank, OpKind::reduce_scatter, n, type_arg(w, 3 + p, rank));
-      builder_->compute(rank, {.flops = amount(w[2 + p], "COMP")});
-    } else if (name == "gatherv" || name == "allgatherv") {
-      need(w, 1, "SENDCOUNT RECVCOUNTS...");
-      const std::uint64_t n = count(w[2], "count");
-      if (equal_counts(w, 3) != n) fail(fmt::format("{}: send and receive counts differ", w[1]));
-      if (name == "gatherv") {
-        const int root = w.size() > 3 + p ? rank_arg(w[3 + p], "root") : 0;
-        collective(rank, OpKind::gather, n, type_arg(w, 4 + p, rank), root);
+      const std::vector<std::uint64_t> counts = counts_at(w, 2);
+      const std::int64_t type = type_arg(w, 3 + p, rank);
+      if (std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) ==
+          counts.end()) {
+        collective(rank, OpKind::reduce_scatter, counts[0], type);
       } else {
-        collective(rank, OpKind::all_gather, n, type_arg(w, 3 + p, rank));
+        // Unequal blocks: the reduction of them all at rank 0, then rank 0 hands each its own.
+        std::uint64_t total = 0;
+        for (const std::uint64_t c : counts) total += c;
+        if (total > kMaxTraceCount) fail("reducescatter: the counts add up to more than 2^48");
+        collective(rank, OpKind::reduce, total, type, 0);
+        exchange(rank, rank == 0 ? others(counts, 0) : Counts(p), type,
+                 rank == 0 ? Counts(p) : only(0, counts[static_cast<std::size_t>(rank)]), type);
       }
-    } else if (name == "scatterv") {
-      const std::uint64_t n = equal_counts(w, 2);
-      need(w, p + 1, "SENDCOUNTS... RECVCOUNT [ROOT [DT1 [DT2]]]");
+      builder_->compute(rank, {.flops = amount(w[2 + p], "COMP")});
+    } else if (name == "gatherv") {
+      // gatherv SENDCOUNT RECVCOUNTS... [ROOT [DT1 [DT2]]] (zeros at the other ranks)
+      need(w, p + 1, "SENDCOUNT RECVCOUNTS...");
+      const std::uint64_t n = count(w[2], "count");
       const int root = w.size() > 3 + p ? rank_arg(w[3 + p], "root") : 0;
-      collective(rank, OpKind::scatter, n, type_arg(w, 5 + p, rank), root);
+      const std::int64_t send_type = type_arg(w, 4 + p, rank), recv_type = type_arg(w, 5 + p, rank);
+      exchange(rank, rank == root ? Counts(p) : only(root, n), send_type,
+               rank == root ? others(counts_at(w, 3), root) : Counts(p), recv_type);
+    } else if (name == "scatterv") {
+      // scatterv SENDCOUNTS... RECVCOUNT [ROOT [DT1 [DT2]]] (zeros at the other ranks)
+      need(w, p + 1, "SENDCOUNTS... RECVCOUNT [ROOT [DT1 [DT2]]]");
+      const std::uint64_t n = count(w[2 + p], "count");
+      const int root = w.size() > 3 + p ? rank_arg(w[3 + p], "root") : 0;
+      const std::int64_t send_type = type_arg(w, 4 + p, rank), recv_type = type_arg(w, 5 + p, rank);
+      exchange(rank, rank == root ? others(counts_at(w, 2), root) : Counts(p), send_type,
+               rank == root ? Counts(p) : only(root, n), recv_type);
+    } else if (name == "allgatherv") {
+      // allgatherv SENDCOUNT RECVCOUNTS... [DT1 [DT2]]
+      need(w, p + 1, "SENDCOUNT RECVCOUNTS... [DT1 [DT2]]");
+      const std::uint64_t n = count(w[2], "count");
+      exchange(rank, others(std::vector<std::uint64_t>(p, n), rank), type_arg(w, 3 + p, rank),
+               others(counts_at(w, 3), rank), type_arg(w, 4 + p, rank));
     } else if (name == "alltoallv") {
       need(w, 2 * p + 2, "SENDSIZE SENDCOUNTS... RECVSIZE RECVCOUNTS... [DT1 [DT2]]");
-      const std::uint64_t n = equal_counts(w, 3);
-      if (equal_counts(w, 4 + p) != n) fail("alltoallv: send and receive counts differ");
-      collective(rank, OpKind::all_to_all, n, type_arg(w, 4 + 2 * p, rank));
+      exchange(rank, others(counts_at(w, 3), rank), type_arg(w, 4 + 2 * p, rank),
+               others(counts_at(w, 4 + p), rank), type_arg(w, 5 + 2 * p, rank));
     } else {
       fail(fmt::format("unknown or unsupported action {}", quote_input(w[1])));
     }
@@ -787,6 +850,7 @@ class Importer {
   nlohmann::json json_config_;
   std::vector<std::string> unfinished_;  ///< requests open at their rank's finalize
   bool nonblocking_ = false;             ///< the collective being read is ibcast, ibarrier...
+  std::optional<std::uint32_t> v_group_;  ///< the group v-collectives' messages travel in
 };
 
 /// A listed file's text; an error names the index line that listed it.

@@ -21,7 +21,11 @@
 //   barrier | bcast COUNT [ROOT [DT]] | reduce COUNT COMP [ROOT [DT]] | allreduce COUNT COMP [DT]
 //   alltoall|allgather SENDCOUNT RECVCOUNT [DT1 [DT2]] | gather|scatter SEND RECV [ROOT [DT1
 //   [DT2]]] (SMPI leaves out a RECVCOUNT of 0: SEND ROOT DT1 DT2) | reducescatter RECVCOUNT x P
-//   COMP [DT] | gatherv, allgatherv, scatterv, alltoallv (equal counts) | ibarrier, ibcast,
+//   COMP [DT] (unequal blocks: a reduce to rank 0, then its scatter as messages) | gatherv SEND
+//   RECVCOUNTS... [ROOT [DT1 [DT2]]] | scatterv SENDCOUNTS... RECV [ROOT [DT1 [DT2]]] |
+//   allgatherv SEND RECVCOUNTS... [DT1 [DT2]] | alltoallv SENDSIZE SENDCOUNTS... RECVSIZE
+//   RECVCOUNTS... [DT1 [DT2]] (SMPI writes zeros for counts a rank does not use): the
+//   messages they consist of, each pair its own count, in a group `vcollectives` | ibarrier, ibcast,
 //   ireduce, iallreduce, iallgather, igather, iscatter, ialltoall, ireducescatter: the
 //   collective, open until waited for
 // Refused, TI recording too little to replay them: scan, exscan (no such collective here),

@@ -81,6 +81,13 @@ TEST_F(CliSimgridTiTest, ReceiveSignaturesAreCompared) {
   EXPECT_EQ(large.exit_code, 0) << large.out << large.err;
 }
 
+//! A gatherv whose root expects 1 element from rank 1, which sends 2: the message mismatch.
+TEST_F(CliSimgridTiTest, VCollectiveCountsAreCompared) {
+  const CommandResult r = replay("gatherv", "0 gatherv 1 1 1 0 1 1\n1 gatherv 2 0 0 0 1 1\n");
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "message mismatch in vcollectives")) << r.out;
+}
+
 //! A gather whose root takes 2 per rank while every rank gives 4 is a collective mismatch
 //! (the send counts alone agree).
 TEST_F(CliSimgridTiTest, GatherSidesAreCompared) {
@@ -161,7 +168,8 @@ TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
       {"persistent", "all 4 operations and 2 messages"},
       {"testall", "all 2 operations and 1 messages"},
       {"cancel", "all 1 operations and 0 messages"},
-      {"iall", "all 6 operations"}};
+      {"iall", "all 6 operations"},
+      {"vcoll", "all 39 operations and 18 messages"}};
   const auto actions = tools_testing::examples_dir() / "ti" / "actions";
   for (const auto& [mode, expected] : replayed) {
     const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +

@@ -186,8 +186,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"DerivedDatatype", "0 send 1 0 2 -1\n1 recv 0 0 6 1\n",
                 "t.txt:1: a derived datatype (SMPI writes -1): TI records its count but not its "
                 "size, so the bytes it moves are unknown"},
-        BadCase{"UnequalCounts", "0 allgatherv 1 1 2 0 0\n1 allgatherv 1 1 2 0 0\n",
-                "t.txt:1: allgatherv with unequal counts is not supported"},
+        BadCase{"CountPerRank", "0 allgatherv 1 1\n1 allgatherv 1 1 2 0 0\n",
+                "t.txt:1: allgatherv needs SENDCOUNT RECVCOUNTS... [DT1 [DT2]] (got 2 "
+                "arguments)"},
         BadCase{"ReceiveNeverSent", "0 recv 1 3 4\n0 finalize\n1 init\n",
                 "t.txt:1: rank 0 receives from rank 1 tag 3 and no send matches it, yet rank 0 "
                 "went on past it (a receive cannot complete without a message)"}),
@@ -336,6 +337,30 @@ TEST(SimgridTiTest, NonblockingCollectivesAreOpenUntilWaited) {
   EXPECT_EQ(trace.ranks[1][2].count, 4u);
   const Trace open = parse_simgrid_ti("0 ibcast 4 0 1\n0 finalize\n", "t.txt");
   EXPECT_EQ(open.header.config.at("unfinished_requests").size(), 1u);
+}
+
+//! v-collectives become the messages they consist of (each pair its own count), in a group
+//! of their own: gatherv as SMPI records it (zeros for the counts at the other ranks), and
+//! reducescatter with unequal blocks as a reduce to rank 0 and its scatter.
+TEST(SimgridTiTest, VCollectivesBecomeMessages) {
+  const Trace gatherv = parse_simgrid_ti(
+      "0 gatherv 1 1 2 3 0 1 1\n1 gatherv 2 0 0 0 0 1 1\n2 gatherv 3 0 0 0 0 1 1\n", "t.txt");
+  ASSERT_EQ(gatherv.header.groups.size(), 2u);
+  EXPECT_EQ(gatherv.header.groups[1].name, "vcollectives");
+  const auto& root = gatherv.ranks[0];
+  ASSERT_EQ(ops_of(root), (std::vector<OpKind>{OpKind::recv, OpKind::recv}));
+  EXPECT_EQ(root[0].peer, 1);
+  EXPECT_EQ(root[0].count, 2u);
+  EXPECT_EQ(root[1].count, 3u);
+  EXPECT_EQ(root[1].in_flight, (std::vector<std::uint64_t>{0}));
+  EXPECT_EQ(gatherv.ranks[2][0].op, OpKind::send);
+  EXPECT_EQ(gatherv.ranks[2][0].group, 1u);
+  EXPECT_EQ(link_messages(gatherv).links.size(), 2u);
+  const Trace rs = parse_simgrid_ti(
+      "0 reducescatter 1 2 0 1\n1 reducescatter 1 2 0 1\n", "t.txt");
+  ASSERT_EQ(ops_of(rs.ranks[1]), (std::vector<OpKind>{OpKind::reduce, OpKind::recv}));
+  EXPECT_EQ(rs.ranks[1][0].count, 3u);
+  EXPECT_EQ(rs.ranks[1][1].count, 2u);
 }
 
 //! Persistent requests as SMPI 3.32 records them (`Start ENDPOINT TAG BYTES DTYPE`, the
