@@ -180,8 +180,6 @@ bool is_nonblocking_collective(std::string_view name) {
 /// for it, or ranklab has no such operation.
 std::string_view refused_action(std::string_view name) {
   static constexpr std::pair<std::string_view, std::string_view> kRefused[] = {
-      {"scan", "prefix reductions (MPI_Scan) have no counterpart among ranklab's collectives"},
-      {"exscan", "prefix reductions (MPI_Exscan) have no counterpart among ranklab's collectives"},
       {"waitany",
        "TI does not record which request MPI_Waitany completed, and guessing can invent a "
        "deadlock"},
@@ -663,6 +661,15 @@ class Importer {
                  rank == 0 ? Counts(p) : only(0, counts[static_cast<std::size_t>(rank)]), type);
       }
       builder_->compute(rank, {.flops = amount(w[2 + p], "COMP")});
+    } else if (name == "scan" || name == "exscan") {
+      // scan|exscan COUNT COMP [DTYPE]: ranklab has no prefix reduction; its messages as the
+      // linear algorithm sends them (rank r's prefix to rank r + 1).
+      need(w, 2, "COUNT COMP [DTYPE]");
+      const std::uint64_t n = count(w[2], "count");
+      const std::int64_t type = type_arg(w, 4, rank);
+      exchange(rank, rank + 1 < static_cast<int>(p) ? only(rank + 1, n) : Counts(p), type,
+               rank > 0 ? only(rank - 1, n) : Counts(p), type);
+      builder_->compute(rank, {.flops = amount(w[3], "COMP")});
     } else if (name == "gatherv") {
       // gatherv SENDCOUNT RECVCOUNTS... [ROOT [DT1 [DT2]]] (zeros at the other ranks)
       need(w, p + 1, "SENDCOUNT RECVCOUNTS...");

@@ -28,8 +28,8 @@
 //   messages they consist of, each pair its own count, in a group `vcollectives` | ibarrier, ibcast,
 //   ireduce, iallreduce, iallgather, igather, iscatter, ialltoall, ireducescatter: the
 //   collective, open until waited for
-// Refused, TI recording too little to replay them: scan, exscan (no such collective here),
-// waitany, waitsome (which request completed), Startall (which requests), cancel (whether it
+// scan|exscan COUNT COMP [DT]: the linear algorithm's messages, rank r to r + 1, in that group.
+// Refused, TI recording too little to replay them: waitany, waitsome (which request completed), Startall (which requests), cancel (whether it
 // succeeded; SMPI 3.32 writes none), MPI_Reduce_scatter_block (`reducescatter 0 0 DTYPE`:
 // no count), a derived datatype (its size). An irecv waited for without any message was
 // cancelled: it becomes pending, dropped.

@@ -169,7 +169,8 @@ TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
       {"testall", "all 2 operations and 1 messages"},
       {"cancel", "all 1 operations and 0 messages"},
       {"iall", "all 6 operations"},
-      {"vcoll", "all 39 operations and 18 messages"}};
+      {"vcoll", "all 39 operations and 18 messages"},
+      {"scan", "all 8 operations and 4 messages"}};
   const auto actions = tools_testing::examples_dir() / "ti" / "actions";
   for (const auto& [mode, expected] : replayed) {
     const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +
@@ -178,7 +179,6 @@ TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
     EXPECT_TRUE(has(r.out, "result: reproduced: " + expected)) << mode << "\n" << r.out;
   }
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {"scan", "rank-1.txt:3: scan: prefix reductions (MPI_Scan)"},
       {"waitany", "rank-1.txt:7: waitany: TI does not record which request"},
       {"rs_block", "rank-1.txt:3: reducescatter: MPI_Reduce_scatter_block"}};
   for (const auto& [mode, expected] : refused) {

@@ -152,10 +152,6 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.txt:2: unknown or unsupported action 'waitfor'"},
         BadCase{"WaitAny", "0 init\n0 waitany 2\n",
                 "t.txt:2: waitany: TI does not record which request MPI_Waitany completed"},
-        BadCase{"Scan", "0 scan 4 1\n",
-                "t.txt:1: scan: prefix reductions (MPI_Scan) have no counterpart among ranklab's "
-                "collectives"},
-        BadCase{"Exscan", "0 exscan 4 1\n", "t.txt:1: exscan: prefix reductions (MPI_Exscan)"},
         BadCase{"ReduceScatterBlock", "0 reducescatter 0 0 1\n1 init\n2 init\n",
                 "t.txt:1: reducescatter: MPI_Reduce_scatter_block, which SMPI 3.32 records "
                 "without its count"},
@@ -361,6 +357,18 @@ TEST(SimgridTiTest, VCollectivesBecomeMessages) {
   ASSERT_EQ(ops_of(rs.ranks[1]), (std::vector<OpKind>{OpKind::reduce, OpKind::recv}));
   EXPECT_EQ(rs.ranks[1][0].count, 3u);
   EXPECT_EQ(rs.ranks[1][1].count, 2u);
+}
+
+//! scan and exscan (`scan COUNT COMP DTYPE`) are the linear algorithm's messages: each rank
+//! takes its predecessor's prefix and hands its own to its successor.
+TEST(SimgridTiTest, ScansBecomeAChainOfMessages) {
+  const Trace trace =
+      parse_simgrid_ti("0 scan 2 0 1\n1 scan 2 0 1\n2 scan 2 0 1\n", "t.txt");
+  EXPECT_EQ(ops_of(trace.ranks[0]), (std::vector<OpKind>{OpKind::send}));
+  EXPECT_EQ(ops_of(trace.ranks[1]), (std::vector<OpKind>{OpKind::send, OpKind::recv}));
+  EXPECT_EQ(trace.ranks[1][1].peer, 0);
+  EXPECT_EQ(ops_of(trace.ranks[2]), (std::vector<OpKind>{OpKind::recv}));
+  EXPECT_EQ(link_messages(trace).links.size(), 2u);
 }
 
 //! Persistent requests as SMPI 3.32 records them (`Start ENDPOINT TAG BYTES DTYPE`, the
