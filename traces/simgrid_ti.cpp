@@ -180,10 +180,6 @@ bool is_nonblocking_collective(std::string_view name) {
 /// for it, or ranklab has no such operation.
 std::string_view refused_action(std::string_view name) {
   static constexpr std::pair<std::string_view, std::string_view> kRefused[] = {
-      {"waitany",
-       "TI does not record which request MPI_Waitany completed, and guessing can invent a "
-       "deadlock"},
-      {"waitsome", "TI does not record which requests MPI_Waitsome completed"},
       {"startall", "MPI_Startall: which persistent requests it starts is not recorded"},
       {"cancel",
        "TI does not record whether MPI_Cancel succeeded (the message received or not), which "
@@ -246,6 +242,7 @@ class Importer {
     std::uint64_t actions = 0;             ///< actions so far (numbered from 1)
     std::int64_t default_type = 6;         ///< MPI_BYTE unless `init` says MPI_DOUBLE
     std::uint64_t tests = 0;               ///< `test` actions so far (which request: unsaid)
+    std::uint64_t wait_any_at = 0;         ///< the last waitany/waitsome action (0: none)
     std::vector<std::uint64_t> open_collectives;  ///< nonblocking ones not yet waited for
   };
 
@@ -589,6 +586,13 @@ class Importer {
     } else if (name == "test" || name == "testall" || name == "testany" || name == "testsome") {
       // A test may complete requests; TI does not say which, and a later wait finds none.
       ++state.tests;
+    } else if (name == "waitany" || name == "waitsome") {
+      // Which request it completed, TI does not say (`waitAny N`): waiting for a guess could
+      // block where the program did not, so the requests stay open to the next wait that
+      // names them, waitall or the rank's end. A recording that ends in it (SMPI stopped
+      // there) was blocked in its requests.
+      ++state.tests;
+      state.wait_any_at = state.actions;
     } else if (name == "comm_size" || name == "comm_split" || name == "comm_dup" ||
                name == "location") {
       // Nothing to re-issue (SMPI's replay does nothing for them either).
@@ -773,7 +777,8 @@ class Importer {
     // An irecv waited for without a message was cancelled (SMPI records no MPI_Cancel, only
     // the irecv and its wait): dropped, as a pending operation that nothing waits for.
     e.status = OpStatus::pending;
-    e.blocked = closed_at != 0 && !gone_past;
+    e.blocked = (closed_at != 0 && !gone_past) ||
+                (closed_at == 0 && state.wait_any_at != 0 && state.wait_any_at == state.actions);
     if (e.op == OpKind::recv) e.msg = {};
   }
 

@@ -170,7 +170,8 @@ TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
       {"cancel", "all 1 operations and 0 messages"},
       {"iall", "all 6 operations"},
       {"vcoll", "all 39 operations and 18 messages"},
-      {"scan", "all 8 operations and 4 messages"}};
+      {"scan", "all 8 operations and 4 messages"},
+      {"waitany", "all 4 operations and 2 messages"}};
   const auto actions = tools_testing::examples_dir() / "ti" / "actions";
   for (const auto& [mode, expected] : replayed) {
     const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +
@@ -179,7 +180,6 @@ TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
     EXPECT_TRUE(has(r.out, "result: reproduced: " + expected)) << mode << "\n" << r.out;
   }
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {"waitany", "rank-1.txt:7: waitany: TI does not record which request"},
       {"rs_block", "rank-1.txt:3: reducescatter: MPI_Reduce_scatter_block"}};
   for (const auto& [mode, expected] : refused) {
     const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +
