@@ -310,10 +310,10 @@ void blame_lost_message(const ReplayPlan& plan, const MessageLinks& links, RunRe
     }
     const std::string where = source_of(plan.trace, *e);
     run.culprit = {"lost-message",
-                   fmt::format("rank {} waits in op #{}, its send of {} x {} to rank {} tag {}{}{}, "
-                               "which no receive of the recording takes: the recorded rank went on "
-                               "past it (the message was buffered), and under rendezvous it never "
-                               "completes",
+                   fmt::format("rank {} waits in op #{}, its send of {} x {} to rank {} tag "
+                               "{}{}{}, which no receive of the recording takes: the recorded rank "
+                               "went on past it (the message was buffered), and under rendezvous "
+                               "it never completes",
                                e->rank, e->rank_seq, e->count, to_string(e->dtype), e->peer, e->tag,
                                where.empty() ? "" : " at ", where),
                    {e->rank, e->peer}};

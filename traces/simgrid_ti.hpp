@@ -25,14 +25,17 @@
 //   RECVCOUNTS... [ROOT [DT1 [DT2]]] | scatterv SENDCOUNTS... RECV [ROOT [DT1 [DT2]]] |
 //   allgatherv SEND RECVCOUNTS... [DT1 [DT2]] | alltoallv SENDSIZE SENDCOUNTS... RECVSIZE
 //   RECVCOUNTS... [DT1 [DT2]] (SMPI writes zeros for counts a rank does not use): the
-//   messages they consist of, each pair its own count, in a group `vcollectives` | ibarrier, ibcast,
-//   ireduce, iallreduce, iallgather, igather, iscatter, ialltoall, ireducescatter: the
-//   collective, open until waited for
-// scan|exscan COUNT COMP [DT]: the linear algorithm's messages, rank r to r + 1, in that group.
-// Refused, TI recording too little to replay them: waitany, waitsome (which request completed), Startall (which requests), cancel (whether it
-// succeeded; SMPI 3.32 writes none), MPI_Reduce_scatter_block (`reducescatter 0 0 DTYPE`:
-// no count), a derived datatype (its size). An irecv waited for without any message was
-// cancelled: it becomes pending, dropped.
+//   messages they consist of, each pair its own count, in a group `vcollectives`
+//   scan|exscan COUNT COMP [DT]             the linear algorithm's messages, rank r to r + 1,
+//                                           in that group
+//   ibarrier, ibcast, ireduce, iallreduce, iallgather, igather, iscatter, ialltoall,
+//   ireducescatter                          the collective, open until waited for
+//   waitany | waitsome                      which request completed, TI does not say: its
+//                                           requests stay open to the next wait naming them
+// Refused, TI recording too little to replay them: Startall (which requests), cancel
+// (whether it succeeded; SMPI 3.32 writes none), MPI_Reduce_scatter_block (`reducescatter 0
+// 0 DTYPE`: no count), a derived datatype (its size). An irecv waited for without any
+// message was cancelled: it becomes pending, dropped.
 // Collectives run on the world (SMPI's replay does the same); COMP, the reduction's FLOPs,
 // becomes compute after it; reductions sum. Datatypes: 0 double (f64), 1 int (i32), 2 char,
 // 6 byte (u8), 3 short (2 bytes), 4 long (i64), 5 float (f32), and the rest of SMPI's table

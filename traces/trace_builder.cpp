@@ -213,13 +213,12 @@ void TraceBuilder::match_messages(BuiltTrace& built) {
           const std::size_t found = find_in(channel, recv);
           if (found == channel.sends.size()) continue;
           const EventRef s = channel.sends[found];
-          const std::uint64_t posted =
-              epochs[static_cast<std::size_t>(s.rank)][s.index].posted;
-          const std::pair<bool, std::uint64_t> rank{posted > done, posted};
-          if (chosen == nullptr || rank < best) {
+          const std::uint64_t posted = epochs[static_cast<std::size_t>(s.rank)][s.index].posted;
+          const std::pair<bool, std::uint64_t> order{posted > done, posted};
+          if (chosen == nullptr || order < best) {
             chosen = &channel;
             k = found;
-            best = rank;
+            best = order;
           }
         }
       }

@@ -40,8 +40,9 @@ TEST_F(CliSimgridTiTest, MissingReceiveIsALostMessage) {
   const CommandResult r =
       replay("lost", "0 init\n1 init\n0 send 1 5 4 1\n0 finalize\n1 finalize\n");
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-  EXPECT_TRUE(has(r.out, "culprit (lost-message): rank 0 waits in op #0, its send of 4 x i32 to "
-                         "rank 1 tag 5 at "))
+  EXPECT_TRUE(has(r.out,
+                  "culprit (lost-message): rank 0 waits in op #0, its send of 4 x i32 to "
+                  "rank 1 tag 5 at "))
       << r.out;
   EXPECT_TRUE(has(r.out, "lost.txt:3, which no receive of the recording takes")) << r.out;
 }
@@ -51,7 +52,8 @@ TEST_F(CliSimgridTiTest, MissingReceiveIsALostMessage) {
 TEST_F(CliSimgridTiTest, WrongTagDeadlocks) {
   const CommandResult r = replay("tag", "0 send 1 5 4 1\n0 finalize\n1 recv 0 6 4 1\n");
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-  EXPECT_TRUE(has(r.out, "culprit (tag-mismatch): rank 1 waits in recv from rank 0 tag 6")) << r.out;
+  EXPECT_TRUE(has(r.out, "culprit (tag-mismatch): rank 1 waits in recv from rank 0 tag 6"))
+      << r.out;
   EXPECT_TRUE(has(r.out, "rank 0 sent it tag 5 instead")) << r.out;
 }
 
@@ -69,9 +71,10 @@ TEST_F(CliSimgridTiTest, MissingCollectiveIsAMissingParticipant) {
 TEST_F(CliSimgridTiTest, ReceiveSignaturesAreCompared) {
   const CommandResult small = replay("small", "0 send 1 0 5000 1\n1 recv 0 0 1000 1\n");
   EXPECT_EQ(small.exit_code, 4) << small.out << small.err;
-  EXPECT_TRUE(has(small.out, "rank 0 (op #0) sends 5000 x i32 to rank 1 tag 0; rank 1 (op #0) "
-                             "receives into 1000 x i32 from rank 0 tag 0: the receive buffer is "
-                             "smaller than the message"))
+  EXPECT_TRUE(has(small.out,
+                  "rank 0 (op #0) sends 5000 x i32 to rank 1 tag 0; rank 1 (op #0) "
+                  "receives into 1000 x i32 from rank 0 tag 0: the receive buffer is "
+                  "smaller than the message"))
       << small.out;
   const CommandResult type = replay("type", "0 send 1 0 4 1\n1 recv 0 0 4 0\n");
   EXPECT_EQ(type.exit_code, 4) << type.out << type.err;
@@ -93,8 +96,9 @@ TEST_F(CliSimgridTiTest, VCollectiveCountsAreCompared) {
 TEST_F(CliSimgridTiTest, GatherSidesAreCompared) {
   const CommandResult r = replay("gather", "0 gather 4 2 0 1 1\n1 gather 4 2 0 1 1\n");
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
-  EXPECT_TRUE(has(r.out, "rank 1 called gather(i32, count=4, root=0) via direct where rank 0 "
-                         "called gather(i32, count=2, root=0)"))
+  EXPECT_TRUE(has(r.out,
+                  "rank 1 called gather(i32, count=4, root=0) via direct where rank 0 "
+                  "called gather(i32, count=2, root=0)"))
       << r.out;
 }
 
@@ -124,8 +128,8 @@ TEST_F(CliSimgridTiTest, UnfinishedRequestsAreReported) {
   EXPECT_TRUE(has(r.out, "open.txt:1: rank 0 op #0 (irecv from rank 1 tag 3) is still open"))
       << r.out;
   EXPECT_TRUE(has(r.out, "as recorded, but 1 request never completed; run: ok")) << r.out;
-  const CommandResult json = replay("open_json", "0 irecv 1 3 4\n0 finalize\n1 finalize\n",
-                                    "--json");
+  const CommandResult json =
+      replay("open_json", "0 irecv 1 3 4\n0 finalize\n1 finalize\n", "--json");
   EXPECT_TRUE(has(json.out, "\"unfinished_requests\": [")) << json.out;
 }
 
@@ -138,23 +142,26 @@ TEST_F(CliSimgridTiTest, RecordedBugsReplayIntoTheirReports) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {"missing_recv", 3, "culprit (lost-message): rank 0 waits in op #0, its send of 4 x i32 to "
-                          "rank 1 tag 5 at "},
+      {"missing_recv", 3,
+       "culprit (lost-message): rank 0 waits in op #0, its send of 4 x i32 to "
+       "rank 1 tag 5 at "},
       {"wrong_tag", 3, "culprit (tag-mismatch): rank 1 waits in recv from rank 0 tag 6"},
-      {"missing_reduce", 3, "culprit (missing-participant): rank 2 returned while ranks 0 and 1 "
-                            "wait for it (rank 0 in reduce #0"},
+      {"missing_reduce", 3,
+       "culprit (missing-participant): rank 2 returned while ranks 0 and 1 "
+       "wait for it (rank 0 in reduce #0"},
       {"bsend_self", 0, "result: reproduced: all 6 operations and 3 messages"},
       {"inplace_gather", 0, "result: reproduced: all 3 operations"},
       {"anysource_loop", 0, "result: reproduced: all 30 operations and 9 messages"},
       {"open_request", 0, "but 1 request never completed"},
       {"nonblocking", 0, "result: reproduced: all 9 operations"},
-      {"derived", 1, "rank-1.txt:3: a derived datatype (SMPI writes -1): TI records its count "
-                     "but not its size"},
+      {"derived", 1,
+       "rank-1.txt:3: a derived datatype (SMPI writes -1): TI records its count "
+       "but not its size"},
   };
   const auto bugs = tools_testing::examples_dir() / "ti" / "bugs";
   for (const Case& c : cases) {
-    const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +
-                                                       shell_quoted(bugs / c.mode));
+    const CommandResult r =
+        tools_testing::run_ranklab("replay --format simgrid-ti " + shell_quoted(bugs / c.mode));
     EXPECT_EQ(r.exit_code, c.exit_code) << c.mode << "\n" << r.out << r.err;
     EXPECT_TRUE(has(r.out + r.err, c.expected)) << c.mode << "\n" << r.out << r.err;
   }
@@ -174,16 +181,16 @@ TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
       {"waitany", "all 4 operations and 2 messages"}};
   const auto actions = tools_testing::examples_dir() / "ti" / "actions";
   for (const auto& [mode, expected] : replayed) {
-    const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +
-                                                       shell_quoted(actions / mode));
+    const CommandResult r =
+        tools_testing::run_ranklab("replay --format simgrid-ti " + shell_quoted(actions / mode));
     EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.out << r.err;
     EXPECT_TRUE(has(r.out, "result: reproduced: " + expected)) << mode << "\n" << r.out;
   }
   const std::vector<std::pair<std::string, std::string>> refused = {
       {"rs_block", "rank-1.txt:3: reducescatter: MPI_Reduce_scatter_block"}};
   for (const auto& [mode, expected] : refused) {
-    const CommandResult r = tools_testing::run_ranklab("replay --format simgrid-ti " +
-                                                       shell_quoted(actions / mode));
+    const CommandResult r =
+        tools_testing::run_ranklab("replay --format simgrid-ti " + shell_quoted(actions / mode));
     EXPECT_EQ(r.exit_code, 1) << mode << "\n" << r.out << r.err;
     EXPECT_TRUE(has(r.err, expected)) << mode << "\n" << r.err;
   }
