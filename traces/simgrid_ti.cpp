@@ -11,9 +11,12 @@
 #include <cmath>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -195,7 +198,24 @@ class Importer {
  public:
   explicit Importer(std::vector<TiFile> files) : files_(std::move(files)) {}
 
+  /// Buffered sends are never waited for, yet a wait list holding every one of them until
+  /// the rank's end grows with their number squared (20,000 bsends: 3 GB). So a first pass
+  /// finds whom each one reaches, and the second closes it once its receive is surely
+  /// posted, so that replay's wait for it never blocks: after the first collective of the
+  /// world the receive was posted before (a collective on the fabric releases its members
+  /// together), or after a receive of a message its receiver sent after posting it.
   Trace run() {
+    Importer first(files_);
+    first.first_pass_ = true;
+    Trace trace = first.import();
+    if (!first.saw_buffered_) return trace;
+    Importer second(files_);
+    second.close_buffered_ = std::move(first.close_buffered_);
+    return second.import();
+  }
+
+ private:
+  Trace import() {
     const int world = world_size();
     TraceBuilder builder(world);
     ranks_.resize(static_cast<std::size_t>(world));
@@ -209,13 +229,84 @@ class Importer {
     json_config_ = {{"program", "simgrid-ti"}, {"source", files_.front().name}};
     BuiltTrace built = builder.build(json_config_);
     if (!unfinished_.empty()) built.trace.header.config["unfinished_requests"] = unfinished_;
+    if (first_pass_ && saw_buffered_) plan_buffered(built.trace);
     settle(built);
     keep_receive_signatures(built.trace);
     locate(built.trace);
     return std::move(built.trace);
   }
 
- private:
+  static std::uint64_t key(int rank, std::uint64_t seq) {
+    return (static_cast<std::uint64_t>(rank) << 40) | seq;  // seq < 2^40: a file holds fewer
+  }
+
+  /// For each matched buffered send B (rank s to rank q, received by q's R): the operation
+  /// of s after whose completion R is surely posted, the earlier of s's first world
+  /// collective at or after R's phase and after B, and s's first receive after B of a
+  /// message q sent after R. Events are indexed by rank_seq here (the builder numbers them
+  /// from 0 without gaps).
+  void plan_buffered(const Trace& trace) {
+    const std::size_t n = trace.ranks.size();
+    std::vector<std::vector<std::uint64_t>> phase(n);       // by index: collectives before
+    std::vector<std::vector<std::uint64_t>> collective(n);  // by coll_seq: rank_seq
+    for (std::size_t r = 0; r < n; ++r) {
+      for (const TraceEvent& e : trace.ranks[r]) {
+        phase[r].push_back(collective[r].size());
+        if (!is_point_to_point(e.op) && e.group == 0) collective[r].push_back(e.rank_seq);
+      }
+    }
+    struct Buffered {
+      int receiver = 0;
+      std::uint64_t recv_index = 0;
+    };
+    std::vector<std::vector<std::pair<std::uint64_t, Buffered>>> sent(n);  // by rank_seq
+    for (std::size_t r = 0; r < n; ++r) {
+      for (std::size_t i = 0; i < trace.ranks[r].size(); ++i) {
+        const TraceEvent& recv = trace.ranks[r][i];
+        if (recv.op != OpKind::recv || !recv.msg.valid()) continue;
+        const auto s = static_cast<std::size_t>(recv.msg.sender);
+        const std::uint64_t b = recv.msg.sender_seq;
+        if (!ranks_[s].buffered.contains(b)) continue;
+        sent[s].push_back({b, {static_cast<int>(r), i}});
+        const std::uint64_t j = std::max(phase[s][b], phase[r][i]);  // both come before it
+        if (j < collective[s].size()) {
+          close_buffered_[key(static_cast<int>(s), b)] = collective[s][j];
+        }
+      }
+    }
+    // The receive rule. Per sender, its receives from each rank, in order: (rank_seq, the
+    // message's rank_seq at its sender).
+    for (std::size_t s = 0; s < n; ++s) {
+      if (sent[s].empty()) continue;
+      std::map<int, std::vector<std::pair<std::uint64_t, std::uint64_t>>> from;
+      for (const TraceEvent& e : trace.ranks[s]) {
+        if (e.op == OpKind::recv && e.msg.valid()) {
+          from[e.msg.sender].emplace_back(e.rank_seq, e.msg.sender_seq);
+        }
+      }
+      for (const auto& [b, to] : sent[s]) {
+        const auto list = from.find(to.receiver);
+        if (list == from.end()) continue;
+        auto it = std::upper_bound(list->second.begin(), list->second.end(),
+                                   std::pair<std::uint64_t, std::uint64_t>{b, UINT64_MAX});
+        while (it != list->second.end() && it->second <= to.recv_index) ++it;
+        if (it == list->second.end()) continue;
+        const auto [planned, fresh] =
+            close_buffered_.try_emplace(key(static_cast<int>(s), b), it->first);
+        if (!fresh) planned->second = std::min(planned->second, it->first);
+      }
+    }
+  }
+
+  /// After the rank's operation `seq` completed: wait for the buffered sends planned for it.
+  void close_buffered_after(int rank, std::uint64_t seq) {
+    auto& waiting = ranks_[static_cast<std::size_t>(rank)].buffered_open;
+    std::erase_if(waiting, [&](const std::pair<std::uint64_t, std::uint64_t>& b) {
+      if (b.first != seq) return false;
+      builder_->wait(rank, b.second);
+      return true;
+    });
+  }
   struct OpenRequest {
     std::uint64_t seq = 0;
     int src = 0;
@@ -243,6 +334,9 @@ class Importer {
     std::int64_t default_type = 6;         ///< MPI_BYTE unless `init` says MPI_DOUBLE
     std::uint64_t tests = 0;               ///< `test` actions so far (which request: unsaid)
     std::uint64_t wait_any_at = 0;         ///< the last waitany/waitsome action (0: none)
+    std::set<std::uint64_t> buffered;      ///< first pass: rank_seq of its buffered sends
+    /// Second pass: (rank_seq after which to close, rank_seq) of buffered sends still open.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> buffered_open;
     std::vector<std::uint64_t> open_collectives;  ///< nonblocking ones not yet waited for
   };
 
@@ -349,6 +443,7 @@ class Importer {
     RankState& state = ranks_[static_cast<std::size_t>(rank)];
     builder_->wait(rank, seq);
     state.closed_at[seq] = state.actions;
+    if (!state.buffered_open.empty()) close_buffered_after(rank, seq);
   }
 
   /// How a send or receive completes: `blocking` ones before the next action; `buffered`
@@ -372,6 +467,19 @@ class Importer {
     post_p2p(rank, w[1], send, peer, tag, {raw >= 0, !replayable_p2p_type(type), element.dtype,
                                           in_elements(n, type, element)},
              completion);
+  }
+
+  /// A buffered send: closed at once in the first pass (only its match matters there), and
+  /// in the second after the collective plan_buffered chose (open to the end without one).
+  void buffer(int rank, std::uint64_t seq) {
+    saw_buffered_ = true;
+    RankState& state = ranks_[static_cast<std::size_t>(rank)];
+    if (first_pass_) {
+      state.buffered.insert(seq);
+      builder_->wait(rank, seq);
+    } else if (const auto it = close_buffered_.find(key(rank, seq)); it != close_buffered_.end()) {
+      state.buffered_open.emplace_back(it->second, seq);
+    }
   }
 
   int tag_arg(std::string_view word, bool send) const {
@@ -416,6 +524,9 @@ class Importer {
     if (!send && completion == Completion::request) {
       ranks_[static_cast<std::size_t>(rank)].cancellable[seq] = true;
     }
+    const bool buffered =
+        completion == Completion::buffered || completion == Completion::buffered_request;
+    if (buffered) buffer(rank, seq);
     if (completion == Completion::blocking) {
       closed(rank, seq);
     } else if (completion != Completion::buffered) {
@@ -863,6 +974,10 @@ class Importer {
   std::vector<std::string> unfinished_;  ///< requests open at their rank's finalize
   bool nonblocking_ = false;             ///< the collective being read is ibcast, ibarrier...
   std::optional<std::uint32_t> v_group_;  ///< the group v-collectives' messages travel in
+  bool first_pass_ = false;               ///< finding the buffered sends' receives
+  bool saw_buffered_ = false;             ///< a bsend or ibsend was read
+  /// key(rank, rank_seq) of a buffered send -> the rank_seq after whose completion it closes.
+  std::unordered_map<std::uint64_t, std::uint64_t> close_buffered_;
 };
 
 /// A listed file's text; an error names the index line that listed it.

@@ -296,6 +296,27 @@ TEST(SimgridTiTest, BufferedSendsAreNotWaitedFor) {
   EXPECT_EQ(ibsend.ranks[0][1].in_flight, (std::vector<std::uint64_t>{0}));
 }
 
+//! A buffered send is waited for once its receive is surely posted, not at the rank's end
+//! (wait lists holding every bsend grew with their number squared): after the first
+//! collective of the world its receive was posted before, or after a receive of a message
+//! its receiver sent after posting that receive.
+TEST(SimgridTiTest, BufferedSendsCloseOnceTheirReceiveIsPosted) {
+  const Trace phases = parse_simgrid_ti(
+      "0 bsend 1 0 4\n0 barrier\n0 compute 1\n0 barrier\n1 recv 0 0 4\n1 barrier\n1 barrier\n",
+      "t.txt");
+  EXPECT_EQ(phases.ranks[0][1].in_flight, (std::vector<std::uint64_t>{0}));
+  EXPECT_TRUE(phases.ranks[0][2].in_flight.empty());
+  const Trace ping_pong = parse_simgrid_ti(
+      "0 bsend 1 0 4\n0 recv 1 0 4\n0 send 1 1 4\n1 recv 0 0 4\n1 send 0 0 4\n1 recv 0 1 4\n",
+      "t.txt");
+  EXPECT_EQ(ping_pong.ranks[0][1].in_flight, (std::vector<std::uint64_t>{0}));
+  EXPECT_TRUE(ping_pong.ranks[0][2].in_flight.empty());
+  // Nothing says rank 1 posted its receive before rank 0's end: open until then.
+  const Trace flood = parse_simgrid_ti("0 bsend 1 0 4\n0 bsend 1 0 4\n1 recv 0 0 4\n1 recv 0 0 4\n",
+                                       "t.txt");
+  EXPECT_EQ(flood.ranks[0][1].in_flight, (std::vector<std::uint64_t>{0}));
+}
+
 //! Receives from any source match within the phase the world's barriers mark: rank 0's
 //! second receive of the first iteration takes rank 2's message, not rank 1's of the next
 //! iteration (lowest sender first gave that, and a false deadlock on replay).
