@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "traces/detail/simgrid_ti_vocabulary.hpp"
 #include "traces/error.hpp"
 #include "traces/input_file.hpp"
 #include "traces/quote_input.hpp"
@@ -27,6 +28,13 @@
 
 namespace ranklab {
 namespace {
+
+using detail::ElementType;
+using detail::is_nonblocking_collective;
+using detail::kDerivedType;
+using detail::refused_action;
+using detail::replayable_p2p_type;
+using detail::smpi_type;
 
 constexpr int kAnySourceSmpi = -333;  // what SMPI 3.32 records for MPI_ANY_SOURCE
 constexpr int kAnySourceMpi = -555;   // MPI_ANY_SOURCE itself (older recordings)
@@ -75,123 +83,6 @@ std::optional<std::int64_t> parse_integer(std::string_view text) {
   const auto [stop, error] = std::from_chars(text.data(), end, value);
   if (text.empty() || error != std::errc() || stop != end) return std::nullopt;
   return value;
-}
-
-/// An element type of SMPI's table (smpi_datatype.cpp): ranklab's type and how many of its
-/// elements one SMPI element is.
-struct ElementType {
-  DataType dtype = DataType::u8;
-  std::uint64_t per_element = 1;
-};
-
-ElementType smpi_type(std::int64_t id) {
-  using D = DataType;
-  switch (id) {
-    case 0:
-    case 40:
-      return {D::f64, 1};  // double, real8
-    case 1:
-    case 11:
-    case 19:
-    case 23:
-    case 45:
-    case 47:
-      return {D::i32, 1};
-    case 2:
-    case 6:
-    case 8:
-    case 9:
-    case 16:
-    case 17:
-    case 21:
-    case 51:
-    case 57:
-      return {D::u8, 1};
-    case 3:
-    case 10:
-    case 18:
-    case 22:
-    case 46:
-      return {D::u8, 2};  // 16-bit integers
-    case 4:
-    case 7:
-    case 12:
-    case 13:
-    case 20:
-    case 24:
-    case 28:
-    case 29:
-    case 48:
-    case 59:
-      return {D::i64, 1};
-    case 5:
-    case 38:
-    case 39:
-      return {D::f32, 1};  // float, real, real4
-    case 15:
-      return {D::i32, 1};  // wchar_t
-    case 25:
-    case 35:
-    case 42:
-    case 52:
-      return {D::f32, 2};  // pairs of floats
-    case 26:
-    case 36:
-    case 43:
-    case 44:
-    case 53:
-      return {D::f64, 2};
-    case 34:
-      return {D::i32, 2};
-    case 37:
-      return {D::i64, 2};
-    case 30:
-    case 33:
-      return {D::u8, 8};  // float_int, short_int
-    case 14:
-    case 31:
-    case 32:
-    case 41:
-    case 49:
-      return {D::u8, 16};
-    case 27:
-    case 50:
-    case 54:
-      return {D::u8, 32};
-    case 58:
-      return {D::u8, 8};  // pointers
-    default:
-      return {D::u8, 1};  // derived types: bytes
-  }
-}
-
-/// SMPI records point-to-point counts in bytes for the types it cannot replay.
-bool replayable_p2p_type(std::int64_t id) { return id >= 0 && id <= 6; }
-
-constexpr std::int64_t kDerivedType = -1;  ///< what SMPI writes for a derived datatype
-
-/// ibarrier, ibcast, ireduce, iallreduce, iallgather, igather, iscatter, ialltoall,
-/// ireducescatter: SMPI's names for the nonblocking collectives.
-bool is_nonblocking_collective(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "ibarrier", "ibcast",   "ireduce",   "iallreduce",    "iallgather",
-      "igather",  "iscatter", "ialltoall", "ireducescatter"};
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
-}
-
-/// Why an action SMPI may write cannot be replayed ("" if it can): TI carries too little
-/// for it, or ranklab has no such operation.
-std::string_view refused_action(std::string_view name) {
-  static constexpr std::pair<std::string_view, std::string_view> kRefused[] = {
-      {"startall", "MPI_Startall: which persistent requests it starts is not recorded"},
-      {"cancel",
-       "TI does not record whether MPI_Cancel succeeded (the message received or not), which "
-       "decides the matching of every later message"},
-  };
-  for (const auto& [refused, why] : kRefused) {
-    if (refused == name) return why;
-  }
-  return {};
 }
 
 class Importer {
