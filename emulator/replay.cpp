@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/fiber/mutex.hpp>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -136,9 +137,12 @@ struct ReplayPlan {
   std::vector<std::byte> zeros;              ///< every payload: read-only, shared
   std::vector<std::uint64_t> scratch_bytes;  ///< per rank: its largest output buffer
   GroupTable groups;
+  /// Per rank, written by its own fiber only: the recorded operation it waits for (null
+  /// when it waits for none), so that a deadlock names the recorded call each rank is in.
+  std::vector<const TraceEvent*> waiting_in;
 
   ReplayPlan(const Trace& t, const ReplayOptions& options)
-      : trace(t), scratch_bytes(t.ranks.size(), 0), groups(t) {
+      : trace(t), scratch_bytes(t.ranks.size(), 0), groups(t), waiting_in(t.ranks.size()) {
     const std::string_view version = trace.header.version;
     wait_points = version != "1.0" && version.starts_with("1.");
     LargestBuffer input;
@@ -222,17 +226,25 @@ struct OpenOperation {
   Request request;
 };
 
+/// Waits for `op`, saying so in `waiting_in` while it does.
+void wait_for(OpenOperation& op, const TraceEvent*& waiting_in) {
+  waiting_in = op.recorded;
+  op.request.wait();
+  waiting_in = nullptr;
+}
+
 /// Done with `op` as the recording was: a pending operation was dropped, not waited for.
-void close(OpenOperation& op) {
+void close(OpenOperation& op, const TraceEvent*& waiting_in) {
   if (op.recorded->status == OpStatus::pending) {
     op.request = Request();
   } else {
-    op.request.wait();
+    wait_for(op, waiting_in);
   }
 }
 
 /// Closes, in rank_seq order, every open operation that `next` does not list as in flight.
-void close_before(std::vector<OpenOperation>& open, const TraceEvent& next) {
+void close_before(std::vector<OpenOperation>& open, const TraceEvent& next,
+                  const TraceEvent*& waiting_in) {
   const auto& keep = next.in_flight;  // ascending, as open is
   std::size_t kept = 0;
   auto k = keep.begin();
@@ -242,7 +254,7 @@ void close_before(std::vector<OpenOperation>& open, const TraceEvent& next) {
     if (k != keep.end() && *k == seq) {
       open[kept++] = std::move(op);
     } else {
-      close(op);
+      close(op, waiting_in);
     }
   }
   open.resize(kept);
@@ -250,17 +262,18 @@ void close_before(std::vector<OpenOperation>& open, const TraceEvent& next) {
 
 /// The rank's end: wait for what completed when recorded, drop what the recording dropped,
 /// and last block on the operation it was blocked on (with no wait points: every pending one).
-void close_at_end(std::vector<OpenOperation>& open, bool wait_points) {
+void close_at_end(std::vector<OpenOperation>& open, bool wait_points,
+                  const TraceEvent*& waiting_in) {
   std::vector<OpenOperation*> blocked;
   for (auto& op : open) {
     const TraceEvent& e = *op.recorded;
     if (e.status == OpStatus::pending && (e.blocked || !wait_points)) {
       blocked.push_back(&op);
     } else {
-      close(op);
+      close(op, waiting_in);
     }
   }
-  for (OpenOperation* op : blocked) op->request.wait();
+  for (OpenOperation* op : blocked) wait_for(*op, waiting_in);
   open.clear();
 }
 
@@ -269,14 +282,46 @@ void replay_rank(RankContext& context, ReplayPlan& plan) {
   std::vector<std::byte> scratch(
       static_cast<std::size_t>(plan.scratch_bytes[static_cast<std::size_t>(context.rank())]));
   std::vector<OpenOperation> open;
+  const TraceEvent*& waiting_in = plan.waiting_in[static_cast<std::size_t>(context.rank())];
   std::uint64_t next_seq = 0;
   for (const TraceEvent& e : events) {
-    close_before(open, e);
+    close_before(open, e, waiting_in);
     if (e.rank_seq != next_seq) context.set_next_rank_seq(e.rank_seq);
     open.push_back({&e, post(context, e, plan, scratch)});
     next_seq = e.rank_seq + 1;
   }
-  close_at_end(open, plan.wait_points);
+  close_at_end(open, plan.wait_points, waiting_in);
+}
+
+/// A deadlock in which a rank waits in a send that completed when recorded although no
+/// receive of the recording takes it (it was buffered, and the rank went on): that message
+/// is lost, the program's bug, and more to the point than the waits it leads to. Kinds
+/// that name a receive's near miss (tag-, source-, group-mismatch) stay: they say more.
+void blame_lost_message(const ReplayPlan& plan, const MessageLinks& links, RunReport& run) {
+  static constexpr std::string_view kGeneric[] = {"missing-participant", "deadlock", "send-cycle",
+                                                  "recv-cycle", "p2p-cycle", "collective-vs-p2p"};
+  if (run.status != RunStatus::deadlock ||
+      std::find(std::begin(kGeneric), std::end(kGeneric), run.culprit.kind) == std::end(kGeneric)) {
+    return;
+  }
+  std::set<std::pair<int, std::uint64_t>> received;  // (sender, rank_seq) of linked sends
+  for (const MessageLink& link : links.links) received.emplace(link.id.sender, link.id.sender_seq);
+  for (const TraceEvent* e : plan.waiting_in) {
+    if (e == nullptr || e->op != OpKind::send || e->status != OpStatus::completed ||
+        received.contains({e->rank, e->rank_seq})) {
+      continue;
+    }
+    const std::string where = source_of(plan.trace, *e);
+    run.culprit = {"lost-message",
+                   fmt::format("rank {} waits in op #{}, its send of {} x {} to rank {} tag "
+                               "{}{}{}, which no receive of the recording takes: the recorded rank "
+                               "went on past it (the message was buffered), and under rendezvous "
+                               "it never completes",
+                               e->rank, e->rank_seq, e->count, to_string(e->dtype), e->peer, e->tag,
+                               where.empty() ? "" : " at ", where),
+                   {e->rank, e->peer}};
+    return;
+  }
 }
 
 /// The trace's own consistency: each message's send and receive hashes, where both exist.
@@ -302,6 +347,12 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
   ReplayReport report;
   report.world_size = trace.header.world_size;
   report.wait_points = plan.wait_points;
+  if (const auto it = trace.header.config.find("unfinished_requests");
+      it != trace.header.config.end() && it->is_array()) {
+    for (const auto& line : *it) {
+      if (line.is_string()) report.unfinished_requests.push_back(line.get<std::string>());
+    }
+  }
   for (const auto& events : trace.ranks) report.recorded_operations += events.size();
   const MessageLinks links = link_messages(trace);
   report.recorded_messages = links.links.size();
@@ -316,6 +367,7 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   report.run = replay_engine.run([&plan](RankContext& context) { replay_rank(context, plan); });
   report.elapsed = std::chrono::steady_clock::now() - start;
+  blame_lost_message(plan, links, report.run);
   checker->summarize(report);  // after report.run: where ranks stopped needs it
   return report;
 }

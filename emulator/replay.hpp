@@ -96,6 +96,11 @@ struct [[nodiscard]] ReplayReport {
   std::string first_hash_mismatch;            ///< "rank 1 op #3 ..." for the report
   bool wait_points = false;                   ///< the trace had them (format >= 1.1)
   std::vector<ReplayStop> stops;              ///< by rank, when the run did not end ok
+  /// Requests the program never completed before finalizing (the header's
+  /// config.unfinished_requests, which importers write: "FILE:LINE: rank 1 op #3 (irecv
+  /// from rank 0 tag 3) is still open when the rank finalizes ..."). MPI forbids them; the
+  /// replay cannot see them (nothing waits for a request nobody waited for).
+  std::vector<std::string> unfinished_requests;
   std::chrono::nanoseconds elapsed{0};        ///< wall time of the replayed run
 
   /// Every operation replayed as recorded and every recorded hash pair agrees.

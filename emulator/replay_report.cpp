@@ -17,9 +17,13 @@ double events_per_second(const ReplayReport& report) {
 }
 
 std::string verdict(const ReplayReport& report) {
+  const std::size_t unfinished = report.unfinished_requests.size();
   if (report.reproduced()) {
-    return fmt::format("reproduced: all {} operations and {} messages as recorded",
-                       report.recorded_operations, report.recorded_messages);
+    return fmt::format("reproduced: all {} operations and {} messages as recorded{}",
+                       report.recorded_operations, report.recorded_messages,
+                       unfinished == 0 ? ""
+                                       : fmt::format(", but {} request{} never completed",
+                                                     unfinished, unfinished == 1 ? "" : "s"));
   }
   return fmt::format(
       "not reproduced: {} of {} operations differ or were never issued, on {} of "
@@ -72,6 +76,11 @@ std::string format_replay(const ReplayReport& report, std::string_view name) {
         "note: the trace has no wait points (format 1.0): every operation was waited for "
         "before the next\n";
   }
+  if (!report.unfinished_requests.empty()) {
+    fmt::format_to(it, "\nrequests never completed ({}): the program finalized with them open\n",
+                   report.unfinished_requests.size());
+    for (const std::string& line : report.unfinished_requests) out += "  " + line + "\n";
+  }
   if (!report.divergences.empty()) {
     out += "\ndivergences (the first of each rank):\n";
     for (const ReplayDivergence& d : report.divergences) {
@@ -123,6 +132,7 @@ nlohmann::json replay_to_json(const ReplayReport& report, std::string_view name)
           {"hashes_checked", report.hashes_checked},
           {"hash_mismatches", report.hash_mismatches},
           {"wait_points", report.wait_points},
+          {"unfinished_requests", report.unfinished_requests},
           {"divergences", divergences},
           {"run",
            {{"status", to_string(report.run.status)},

@@ -104,6 +104,47 @@ const std::vector<std::uint64_t>& TraceBuilder::open(int rank) const {
   return ranks_.at(static_cast<std::size_t>(rank)).open;
 }
 
+namespace {
+
+/// Where an operation stands among its rank's collectives of the world: how many the rank
+/// had posted when it posted the operation, and when it waited for it (a program's
+/// collectives of the world mark its phases: a send posted after the k-th barrier cannot
+/// have reached a receive that completed before it).
+struct Epochs {
+  std::uint64_t posted = 0;
+  std::uint64_t done = 0;
+};
+
+std::vector<std::vector<Epochs>> world_epochs(const Trace& trace) {
+  std::vector<std::vector<Epochs>> out(trace.ranks.size());
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    const auto& events = trace.ranks[r];
+    auto& epochs = out[r];
+    epochs.resize(events.size());
+    std::uint64_t collectives = 0;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      epochs[i].posted = collectives;
+      if (!is_point_to_point(events[i].op) && events[i].group == 0) ++collectives;
+    }
+    // A receive from any source is waited for before the first later operation that does
+    // not list it in flight (its rank's end if none). Only those need it.
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      epochs[i].done = collectives;
+      if (events[i].op != OpKind::recv || events[i].peer != kNoRank) continue;
+      for (std::size_t j = i + 1; j < events.size(); ++j) {
+        const auto& keep = events[j].in_flight;
+        if (!std::binary_search(keep.begin(), keep.end(), events[i].rank_seq)) {
+          epochs[i].done = epochs[j].posted;
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void TraceBuilder::match_messages(BuiltTrace& built) {
   Trace& trace = built.trace;
   // Each (group, source, destination) channel's sends, in the sender's post order.
@@ -115,6 +156,7 @@ void TraceBuilder::match_messages(BuiltTrace& built) {
   // By (group, destination), then source in ascending global rank.
   std::map<std::pair<std::uint32_t, int>, std::map<int, Channel>> channels;
   std::vector<std::vector<EventRef>> receives(trace.ranks.size());
+  const std::vector<std::vector<Epochs>> epochs = world_epochs(trace);
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (std::size_t i = 0; i < trace.ranks[r].size(); ++i) {
       const TraceEvent& e = trace.ranks[r][i];
@@ -161,8 +203,23 @@ void TraceBuilder::match_messages(BuiltTrace& built) {
         const auto from = to_me->second.find(recv.peer);
         if (from != to_me->second.end()) take(from->second);
       } else {
+        // Any source: of each sender's first acceptable send, the one posted in the lowest
+        // world epoch (it was there first), preferring those posted before the receive
+        // completed; ties go to the lowest sender.
+        const std::uint64_t done = epochs[static_cast<std::size_t>(ref.rank)][ref.index].done;
+        std::pair<bool, std::uint64_t> best{true, 0};
         for (auto& entry : to_me->second) {
-          if (take(entry.second)) break;
+          Channel& channel = entry.second;
+          const std::size_t found = find_in(channel, recv);
+          if (found == channel.sends.size()) continue;
+          const EventRef s = channel.sends[found];
+          const std::uint64_t posted = epochs[static_cast<std::size_t>(s.rank)][s.index].posted;
+          const std::pair<bool, std::uint64_t> order{posted > done, posted};
+          if (chosen == nullptr || order < best) {
+            chosen = &channel;
+            k = found;
+            best = order;
+          }
         }
       }
       if (chosen == nullptr) continue;

@@ -13,9 +13,12 @@
 //
 // Matching is MPI's non-overtaking rule applied to the whole program at once: per
 // destination, receives in post order take the earliest unmatched send from their source
-// with their tag (a sender's sends in post order). A receive from any source (or with any
-// tag) takes the earliest such send of the lowest sender rank: at run time the first to
-// arrive would win, which a program known only as data cannot say.
+// with their tag (a sender's sends in post order). A receive from any source takes, of each
+// sender's earliest such send, the one that could have arrived first: posted in the lowest
+// phase (phases are counted by the world's collectives), preferring sends posted before the
+// phase in which the receive completed, then the lowest sender rank. So iterations separated
+// by barriers match within each iteration, as they must; which of two senders in one phase
+// wins at run time, a program known only as data cannot say.
 #pragma once
 
 #include <cstdint>

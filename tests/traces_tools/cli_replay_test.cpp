@@ -103,9 +103,12 @@ TEST_F(CliReplayTest, DeletedReceiveLineNamesTheOrphanedSend) {
   EXPECT_TRUE(has(replay.out, "rank 1: send to rank 2 tag")) << replay.out;
   EXPECT_TRUE(has(replay.out, "rank 2 finished (returned) while rank 1 waits for it"))
       << replay.out;
-  // The same culprit line `ranklab run` ends with, naming the send that has no receive.
-  EXPECT_TRUE(has(replay.out, "culprit (missing-participant): rank 2 returned while rank 1 "
-                              "waits for it (rank 1 in send to rank 2 tag 0"))
+  // The culprit names the send that has no receive in the recording, and its line (the
+  // wait it leads to, rank 2 having returned, is in the analysis above).
+  EXPECT_TRUE(has(replay.out, "culprit (lost-message): rank 1 waits in op #0, its send of 1 x "
+                              "i64 to rank 2 tag 0 at "))
+      << replay.out;
+  EXPECT_TRUE(has(replay.out, "edited.jsonl:4, which no receive of the recording takes"))
       << replay.out;
   EXPECT_TRUE(has(replay.out, "result: not reproduced")) << replay.out;
 }

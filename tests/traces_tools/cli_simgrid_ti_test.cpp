@@ -1,0 +1,200 @@
+// `ranklab replay --format simgrid-ti` on the bugs of small MPI programs, written as TI
+// actions: each replays into the report it deserves (exit 3 deadlock, 4 mismatch), and the
+// correct programs that used to raise false alarms replay cleanly (exit 0).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/temp_dir.hpp"
+#include "tests/traces_tools/run_command.hpp"
+#include "tests/traces_tools/tools_support.hpp"
+
+namespace ranklab {
+namespace {
+
+using tools_testing::CommandResult;
+using tools_testing::shell_quoted;
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class CliSimgridTiTest : public ::testing::Test {
+ protected:
+  /// Writes `actions` (one-file format) as NAME.txt and replays it.
+  CommandResult replay(const std::string& name, const std::string& actions,
+                       const std::string& flags = "") {
+    const auto path = dir_ / (name + ".txt");
+    std::ofstream(path) << actions;
+    return tools_testing::run_ranklab("replay --format simgrid-ti " + shell_quoted(path) + " " +
+                                      flags);
+  }
+  testing::TempDir dir_{"ranklab_cli_ti"};
+};
+
+//! A send nobody receives, which its rank went on past (SMPI buffered it): under rendezvous
+//! the send never completes, and the culprit names it with its line.
+TEST_F(CliSimgridTiTest, MissingReceiveIsALostMessage) {
+  const CommandResult r =
+      replay("lost", "0 init\n1 init\n0 send 1 5 4 1\n0 finalize\n1 finalize\n");
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(has(r.out,
+                  "culprit (lost-message): rank 0 waits in op #0, its send of 4 x i32 to "
+                  "rank 1 tag 5 at "))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "lost.txt:3, which no receive of the recording takes")) << r.out;
+}
+
+//! A receive with the wrong tag: the sender went on, the receiver is stuck; the replay's
+//! deadlock names both tags.
+TEST_F(CliSimgridTiTest, WrongTagDeadlocks) {
+  const CommandResult r = replay("tag", "0 send 1 5 4 1\n0 finalize\n1 recv 0 6 4 1\n");
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "culprit (tag-mismatch): rank 1 waits in recv from rank 0 tag 6"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "rank 0 sent it tag 5 instead")) << r.out;
+}
+
+//! A reduce rank 2 never enters: rank 1 went past it (not the root), rank 0 waits in it.
+TEST_F(CliSimgridTiTest, MissingCollectiveIsAMissingParticipant) {
+  const CommandResult r =
+      replay("reduce", "0 reduce 4 0 0 1\n1 reduce 4 0 0 1\n1 finalize\n2 finalize\n");
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "culprit (missing-participant): rank 2 returned while")) << r.out;
+  EXPECT_TRUE(has(r.out, "in reduce #0")) << r.out;
+}
+
+//! The receive's own count and type meet the send's: fewer elements or another type is a
+//! message mismatch naming both calls (exit 4); more elements is MPI's right.
+TEST_F(CliSimgridTiTest, ReceiveSignaturesAreCompared) {
+  const CommandResult small = replay("small", "0 send 1 0 5000 1\n1 recv 0 0 1000 1\n");
+  EXPECT_EQ(small.exit_code, 4) << small.out << small.err;
+  EXPECT_TRUE(has(small.out,
+                  "rank 0 (op #0) sends 5000 x i32 to rank 1 tag 0; rank 1 (op #0) "
+                  "receives into 1000 x i32 from rank 0 tag 0: the receive buffer is "
+                  "smaller than the message"))
+      << small.out;
+  const CommandResult type = replay("type", "0 send 1 0 4 1\n1 recv 0 0 4 0\n");
+  EXPECT_EQ(type.exit_code, 4) << type.out << type.err;
+  EXPECT_TRUE(has(type.out, "receives into 4 x f64 from rank 0 tag 0: the element types differ"))
+      << type.out;
+  const CommandResult large = replay("large", "0 send 1 0 1000 1\n1 recv 0 0 5000 1\n");
+  EXPECT_EQ(large.exit_code, 0) << large.out << large.err;
+}
+
+//! A gatherv whose root expects 1 element from rank 1, which sends 2: the message mismatch.
+TEST_F(CliSimgridTiTest, VCollectiveCountsAreCompared) {
+  const CommandResult r = replay("gatherv", "0 gatherv 1 1 1 0 1 1\n1 gatherv 2 0 0 0 1 1\n");
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "message mismatch in vcollectives")) << r.out;
+}
+
+//! A gather whose root takes 2 per rank while every rank gives 4 is a collective mismatch
+//! (the send counts alone agree).
+TEST_F(CliSimgridTiTest, GatherSidesAreCompared) {
+  const CommandResult r = replay("gather", "0 gather 4 2 0 1 1\n1 gather 4 2 0 1 1\n");
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_TRUE(has(r.out,
+                  "rank 1 called gather(i32, count=4, root=0) via direct where rank 0 "
+                  "called gather(i32, count=2, root=0)"))
+      << r.out;
+}
+
+//! Correct programs that were flagged: a buffered send to self, MPI_IN_PLACE at a gather's
+//! root, receives from any source across barriers.
+TEST_F(CliSimgridTiTest, CorrectProgramsReplayCleanly) {
+  const CommandResult bsend = replay("bsend", "0 bsend 0 0 4\n0 recv 0 0 4\n0 finalize\n");
+  EXPECT_EQ(bsend.exit_code, 0) << bsend.out << bsend.err;
+  const CommandResult in_place =
+      replay("in_place", "0 gather 0 4 0 1 1\n1 gather 4 4 0 1 1\n2 gather 4 4 0 1 1\n");
+  EXPECT_EQ(in_place.exit_code, 0) << in_place.out << in_place.err;
+  std::string phases;
+  for (int i = 0; i < 3; ++i) {
+    phases += "0 recv -333 0 1\n0 recv -333 0 1\n0 barrier\n";
+    phases += "1 send 0 0 1\n1 barrier\n2 send 0 0 1\n2 barrier\n";
+  }
+  const CommandResult any = replay("any", phases);
+  EXPECT_EQ(any.exit_code, 0) << any.out << any.err;
+  EXPECT_TRUE(has(any.out, "result: reproduced")) << any.out;
+}
+
+//! An irecv never completed before finalize is reported, FILE:LINE first.
+TEST_F(CliSimgridTiTest, UnfinishedRequestsAreReported) {
+  const CommandResult r = replay("open", "0 irecv 1 3 4\n0 finalize\n1 finalize\n");
+  EXPECT_TRUE(has(r.out, "requests never completed (1): the program finalized with them open\n"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "open.txt:1: rank 0 op #0 (irecv from rank 1 tag 3) is still open"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "as recorded, but 1 request never completed; run: ok")) << r.out;
+  const CommandResult json =
+      replay("open_json", "0 irecv 1 3 4\n0 finalize\n1 finalize\n", "--json");
+  EXPECT_TRUE(has(json.out, "\"unfinished_requests\": [")) << json.out;
+}
+
+//! SMPI 3.32's own recordings of traces/examples/ti/bugs/bugs.c (one folder per mode): each
+//! replays into its report.
+TEST_F(CliSimgridTiTest, RecordedBugsReplayIntoTheirReports) {
+  struct Case {
+    std::string mode;
+    int exit_code;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"missing_recv", 3,
+       "culprit (lost-message): rank 0 waits in op #0, its send of 4 x i32 to "
+       "rank 1 tag 5 at "},
+      {"wrong_tag", 3, "culprit (tag-mismatch): rank 1 waits in recv from rank 0 tag 6"},
+      {"missing_reduce", 3,
+       "culprit (missing-participant): rank 2 returned while ranks 0 and 1 "
+       "wait for it (rank 0 in reduce #0"},
+      {"bsend_self", 0, "result: reproduced: all 6 operations and 3 messages"},
+      {"inplace_gather", 0, "result: reproduced: all 3 operations"},
+      {"anysource_loop", 0, "result: reproduced: all 30 operations and 9 messages"},
+      {"open_request", 0, "but 1 request never completed"},
+      {"nonblocking", 0, "result: reproduced: all 9 operations"},
+      {"derived", 1,
+       "rank-1.txt:3: a derived datatype (SMPI writes -1): TI records its count "
+       "but not its size"},
+  };
+  const auto bugs = tools_testing::examples_dir() / "ti" / "bugs";
+  for (const Case& c : cases) {
+    const CommandResult r =
+        tools_testing::run_ranklab("replay --format simgrid-ti " + shell_quoted(bugs / c.mode));
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.mode << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out + r.err, c.expected)) << c.mode << "\n" << r.out << r.err;
+  }
+}
+
+//! SMPI 3.32's recordings of traces/examples/ti/actions/actions.c: what TI records fully
+//! replays (persistent requests, testall, a cancelled irecv, nonblocking allgather and
+//! alltoall); what it records too little of is refused at its line.
+TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> replayed = {
+      {"persistent", "all 4 operations and 2 messages"},
+      {"testall", "all 2 operations and 1 messages"},
+      {"cancel", "all 1 operations and 0 messages"},
+      {"iall", "all 6 operations"},
+      {"vcoll", "all 39 operations and 18 messages"},
+      {"scan", "all 8 operations and 4 messages"},
+      {"waitany", "all 4 operations and 2 messages"}};
+  const auto actions = tools_testing::examples_dir() / "ti" / "actions";
+  for (const auto& [mode, expected] : replayed) {
+    const CommandResult r =
+        tools_testing::run_ranklab("replay --format simgrid-ti " + shell_quoted(actions / mode));
+    EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "result: reproduced: " + expected)) << mode << "\n" << r.out;
+  }
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"rs_block", "rank-1.txt:3: reducescatter: MPI_Reduce_scatter_block"}};
+  for (const auto& [mode, expected] : refused) {
+    const CommandResult r =
+        tools_testing::run_ranklab("replay --format simgrid-ti " + shell_quoted(actions / mode));
+    EXPECT_EQ(r.exit_code, 1) << mode << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, expected)) << mode << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace ranklab

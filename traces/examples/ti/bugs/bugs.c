@@ -1,0 +1,71 @@
+/* Small MPI programs, one per mode, each with the bug (or the false alarm) its name says. */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char* mode = argc > 1 ? argv[1] : "";
+  int buf[5000] = {0};
+  double dbuf[8] = {0};
+  MPI_Status st;
+  if (!strcmp(mode, "missing_recv")) {
+    if (rank == 0) MPI_Send(buf, 4, MPI_INT, 1, 5, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "wrong_tag")) {
+    if (rank == 0) MPI_Send(buf, 4, MPI_INT, 1, 5, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(buf, 4, MPI_INT, 0, 6, MPI_COMM_WORLD, &st);
+  } else if (!strcmp(mode, "missing_reduce")) {
+    if (rank != 2) MPI_Reduce(buf, buf + 8, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "recv_small")) {
+    if (rank == 0) MPI_Send(buf, 5000, MPI_INT, 1, 0, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(buf, 1000, MPI_INT, 0, 0, MPI_COMM_WORLD, &st);
+  } else if (!strcmp(mode, "type_mismatch")) {
+    if (rank == 0) MPI_Send(buf, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(dbuf, 4, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, &st);
+  } else if (!strcmp(mode, "bsend_self")) {
+    int bsize = 4 * sizeof(int) + MPI_BSEND_OVERHEAD;
+    void* b = malloc(bsize);
+    MPI_Buffer_attach(b, bsize);
+    MPI_Bsend(buf, 4, MPI_INT, rank, 0, MPI_COMM_WORLD);
+    MPI_Recv(buf + 8, 4, MPI_INT, rank, 0, MPI_COMM_WORLD, &st);
+    MPI_Buffer_detach(&b, &bsize);
+    free(b);
+  } else if (!strcmp(mode, "inplace_gather")) {
+    if (rank == 0) MPI_Gather(MPI_IN_PLACE, 2, MPI_INT, buf, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    else MPI_Gather(buf, 2, MPI_INT, NULL, 0, MPI_INT, 0, MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "anysource_loop")) {
+    for (int it = 0; it < 3; ++it) {
+      if (rank == 0) {
+        for (int i = 1; i < size; ++i) MPI_Recv(buf, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
+      } else {
+        MPI_Send(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  } else if (!strcmp(mode, "open_request")) {
+    MPI_Request r;
+    if (rank == 0) MPI_Irecv(buf, 4, MPI_INT, 1, 3, MPI_COMM_WORLD, &r);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "derived")) {
+    MPI_Datatype three;
+    MPI_Type_contiguous(3, MPI_INT, &three);
+    MPI_Type_commit(&three);
+    if (rank == 0) MPI_Send(buf, 2, three, 1, 0, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(buf, 6, MPI_INT, 0, 0, MPI_COMM_WORLD, &st);
+    MPI_Type_free(&three);
+  } else if (!strcmp(mode, "nonblocking")) {
+    MPI_Request r;
+    MPI_Ibcast(buf, 4, MPI_INT, 0, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+    MPI_Iallreduce(buf, buf + 8, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+    MPI_Ibarrier(MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+  }
+  MPI_Finalize();
+  return 0;
+}
