@@ -15,6 +15,7 @@
 
 #include "traces/error.hpp"
 #include "traces/flight_recorder.hpp"
+#include "traces/fuzz/trace_mutator.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/pickle_reader.hpp"
 #include "traces/stats.hpp"
@@ -57,4 +58,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (ranklab::read_trace(again, "imported") != trace) bug("JSONL round trip", written.str());
   (void)ranklab::format_stats(ranklab::compute_stats(trace), kName);
   return 0;
+}
+
+// Structure-aware mutations (libfuzzer_hooks.cpp calls this): a JSON dump mutates as JSON
+// values and fields; a pickle's structure is its opcodes, which libFuzzer's byte mutations
+// (with fr.dict's opcodes and field names) reach.
+std::string ranklab::fuzz::mutate_input(std::string_view text, std::uint32_t seed,
+                                        const ByteMutator& bytes) {
+  if (!text.empty() && text.front() == '{') return mutate_jsonl(text, seed, bytes);
+  std::string out(text);
+  out.resize(text.size() * 2 + 64);
+  out.resize(bytes(reinterpret_cast<std::uint8_t*>(out.data()), text.size(), out.size()));
+  return out;
 }
