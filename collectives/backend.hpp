@@ -1,5 +1,27 @@
-// What a Communicator needs from the machinery underneath: the emulator's fabric today,
-// MPI later. Model code never sees this interface, so it runs unchanged on either.
+// The seam between the Communicator and the machinery underneath it: the emulator's fabric
+// (collectives/emulator_backend.hpp) or real processes (MPI). A rank program is a function
+// of a Communicator&; the Communicator checks arguments, picks the algorithm and runs it as
+// calls on a Backend, so the same program runs on either. The interface uses only the
+// shared vocabulary of comm/ (buffers, collective arguments, fingerprints, receive
+// matching, errors) and Work: no emulator type crosses it.
+//
+// The contract a backend keeps:
+//  - Ranks are group ranks unless named global; a non-member's rank() is -1 and it may only
+//    ask for size, names and new_group.
+//  - isend/irecv: MPI's matching (FIFO per source and tag, kAnySource, kAnyTag never
+//    matching tags from kFirstReservedTag up); a receive buffer may be larger than the
+//    message; a smaller one or a different dtype is a MismatchError on both sides.
+//  - native_collective: the backend's own one-step collective, with the same signature
+//    checks; a reduction combines the members' buffers in ascending group rank whatever
+//    the arrival order, so `direct` gives bitwise the same result on every backend.
+//  - begin_collective/end_collective bracket every collective, native or not: the
+//    fingerprint check (MismatchError naming every member's call) and the call's sequence
+//    number, from which the algorithms' tags are made.
+//  - Asynchronous completion only through Work: a backend returns Work::make<Impl>(...)
+//    with its own detail::WorkImpl (collectives/work.hpp), or an empty Work when the call
+//    has already completed.
+//  - Failures are the exceptions of comm/errors.hpp (DeadlockError, PeerAbortedError,
+//    MismatchError, TimeoutError) and UsageError for bad arguments.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +32,9 @@
 
 #include "collectives/scratch_pool.hpp"
 #include "collectives/work.hpp"
-#include "emulator/buffer.hpp"
-#include "emulator/collective_args.hpp"
-#include "emulator/fingerprint.hpp"
+#include "comm/buffer.hpp"
+#include "comm/collective_args.hpp"
+#include "comm/fingerprint.hpp"
 
 namespace ranklab {
 
@@ -30,6 +52,26 @@ class Backend {
 
   virtual Work isend(ConstBuffer data, int dst, int tag) = 0;
   virtual Work irecv(MutableBuffer data, int src, int tag) = 0;
+
+  /// The blocking point-to-point forms (the Communicator's send/recv, every message of the
+  /// algorithms). By default through isend/irecv and their Work; a backend that can block
+  /// without making a handle overrides them (the emulator makes no Work per message; MPI
+  /// has MPI_Send, MPI_Recv, MPI_Sendrecv).
+  virtual void send(ConstBuffer data, int dst, int tag) { isend(data, dst, tag).wait(); }
+  virtual RecvStatus recv(MutableBuffer data, int src, int tag) {
+    Work work = irecv(data, src, tag);
+    work.wait();
+    return work.status();
+  }
+  /// Receives `in` from `src` while sending `out` to `dst` (MPI_Sendrecv): the receive is
+  /// posted first, then the send, and both are waited for, the receive first.
+  virtual RecvStatus exchange(ConstBuffer out, int dst, MutableBuffer in, int src, int tag) {
+    Work received = irecv(in, src, tag);
+    Work sent = isend(out, dst, tag);
+    received.wait();
+    sent.wait();
+    return received.status();
+  }
 
   /// The backend's own one-step implementation of a collective (the fabric's rendezvous;
   /// MPI's own collective), with signature checks across members.
@@ -62,11 +104,5 @@ class Backend {
  private:
   ScratchPool scratch_;
 };
-
-class RankContext;
-class Group;
-
-/// The backend of the emulator: a group of the fabric, used by the rank `context`.
-std::shared_ptr<Backend> make_emulator_backend(RankContext& context, const Group& group);
 
 }  // namespace ranklab

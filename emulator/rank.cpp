@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/scheduler.hpp"
 

@@ -58,8 +58,8 @@ struct ReplayDivergence {
   std::vector<std::string_view> fields;  ///< what differs; empty when never issued
 };
 
-/// What a replay did and whether it reproduced the recording.
-struct ReplayReport {
+/// What a replay did and whether it reproduced the recording. [[nodiscard]], as RunReport.
+struct [[nodiscard]] ReplayReport {
   RunReport run;  ///< how the replayed run ended (deadlock report and all)
   int world_size = 0;
   std::uint64_t recorded_operations = 0;
