@@ -124,8 +124,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& p) { return p.param.label; });
 
 //! `ranklab run` (the seed schedule, the default) writes the same trace, byte for byte, as
-//! the one recorded before schedules existed (traces/examples/seed_step_w8.jsonl), and
-//! GPipe with one micro-batch the same operations (ranklab diff: identical).
+//! the example (traces/examples/seed_step_w8.jsonl: the operations recorded before schedules
+//! existed, with format 1.2's compute events), and GPipe with one micro-batch the same
+//! operations (ranklab diff: identical).
 TEST(RunScheduleCliTest, SeedTraceIsUnchanged) {
   TempDir cwd("ranklab_cli_seed");
   const std::filesystem::path example =

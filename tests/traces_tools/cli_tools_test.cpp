@@ -118,7 +118,8 @@ TEST_F(CliToolsTest, TimedPipelineExportArrowsAndComputeSlices) {
     compute += event.value("cat", "") == "compute" ? 1 : 0;
   }
   EXPECT_EQ(arrows, 32u);
-  (void)compute;
+  // A forward and a backward per layer (2 per stage), micro-batch (4) and rank (8).
+  EXPECT_EQ(compute, 2u * 2 * 4 * 8);
 }
 
 //! A missing trace: exit 1 and "file: reason" on one line.
