@@ -8,6 +8,7 @@
 
 #include "cli/schedule_dry_run.hpp"
 #include "model/schedule_builders.hpp"
+#include "model/schedule_cost.hpp"
 #include "model/schedule_text.hpp"
 
 namespace ranklab::cli {
@@ -101,6 +102,45 @@ void print_verdict(std::ostream& out, const Schedule& s, const ScheduleVerdict& 
   }
 }
 
+void print_comparison(std::ostream& out, const Schedule& s) {
+  const ScheduleSpec& spec = s.spec;
+  const int v = spec.virtual_stages > 1 ? spec.virtual_stages : 2;
+  fmt::print(out,
+             "compared at PP {}, M {} (predicted bubble with free communication, a backward "
+             "twice a forward, and with B = F; activations: the most micro-batches a stage "
+             "holds, a chunk's forward counting 1/V):\n",
+             spec.pp, spec.microbatches);
+  fmt::print(out, "  {:<18}  {:>9}  {:>9}  {:>16}  {:>11}\n", "schedule", "bubble", "(B = F)",
+             "(p-1)/(vm+p-1)", "activations");
+  const ScheduleCostShape equal{.forward_seconds = 1, .backward_seconds = 1};
+  std::vector<ScheduleSpec> specs = {
+      {.kind = ScheduleKind::gpipe, .pp = spec.pp, .microbatches = spec.microbatches},
+      {.kind = ScheduleKind::one_f_one_b, .pp = spec.pp, .microbatches = spec.microbatches},
+      {.kind = ScheduleKind::interleaved,
+       .pp = spec.pp,
+       .microbatches = spec.microbatches,
+       .virtual_stages = v}};
+  for (const ScheduleSpec& other : specs) {
+    const bool self = other == spec;
+    std::string name = fmt::format("{}{}", to_string(other.kind),
+                                   other.virtual_stages > 1 ? fmt::format(" V{}", other.virtual_stages)
+                                                            : "");
+    try {
+      const Schedule built = self ? s : build_schedule(other);
+      fmt::print(out, "  {:<18}  {:>8.1f}%  {:>8.1f}%  {:>15.1f}%  {:>11g}{}\n", name,
+                 schedule_bubble(built) * 100, schedule_bubble(built, equal) * 100,
+                 ideal_bubble(other) * 100, peak_activations(built), self ? "  (this one)" : "");
+    } catch (const UsageError& e) {
+      fmt::print(out, "  {:<18}  not for these degrees: {}\n", name, e.what());
+    }
+  }
+  if (spec.kind == ScheduleKind::seed) {
+    fmt::print(out, "  {:<18}  {:>8.1f}%  {:>8.1f}%  {:>16}  {:>11g}  (this one)\n", "seed",
+               schedule_bubble(s) * 100, schedule_bubble(s, equal) * 100, "",
+               peak_activations(s));
+  }
+}
+
 int schedule_command(const ScheduleFlags& flags) {
   const Schedule schedule = flags.file.empty()
                                 ? build_schedule({.kind = parse_schedule_kind(flags.schedule),
@@ -114,6 +154,10 @@ int schedule_command(const ScheduleFlags& flags) {
   print_schedule(std::cout, schedule);
   fmt::print(std::cout, "\n");
   print_verdict(std::cout, schedule, verdict);
+  if (verdict.ok()) {
+    fmt::print(std::cout, "\n");
+    print_comparison(std::cout, schedule);
+  }
   if (!flags.save.empty()) fmt::print(std::cout, "saved: {}\n", flags.save);
   if (!verdict.ok() && !verdict.details.empty()) fmt::print(std::cout, "\n{}\n", verdict.details);
   return verdict.exit_code();

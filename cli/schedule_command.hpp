@@ -33,6 +33,10 @@ int schedule_command(const ScheduleFlags& flags);
 /// The table: compute order per stage, then one row per step index with a column per stage.
 void print_schedule(std::ostream& out, const Schedule& schedule);
 
+/// GPipe, 1F1B and interleaved at the schedule's PP and M side by side: the predicted bubble
+/// (model/schedule_cost.hpp), its closed form, and the peak activations a stage holds.
+void print_comparison(std::ostream& out, const Schedule& schedule);
+
 /// Messages per stage, and the verdict, one line each.
 void print_verdict(std::ostream& out, const Schedule& schedule, const ScheduleVerdict& verdict);
 

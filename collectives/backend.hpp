@@ -35,6 +35,7 @@
 #include "comm/buffer.hpp"
 #include "comm/collective_args.hpp"
 #include "comm/fingerprint.hpp"
+#include "traces/event.hpp"
 
 namespace ranklab {
 
@@ -95,6 +96,10 @@ class Backend {
 
   /// Lets other ranks run (polling loops must call it).
   virtual void yield() = 0;
+
+  /// The caller computed `item` (a compute event for the trace, traces/FORMAT.md 1.2): the
+  /// emulator records it on the rank's next operation; a backend with no trace ignores it.
+  virtual void compute(ComputeItem item) { (void)item; }
 
   /// The point-to-point algorithms' scratch buffers for this rank and group, kept between
   /// calls (scratch_pool.hpp says why). Every backend has one; it is not part of what a

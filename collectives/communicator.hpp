@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collectives/backend.hpp"
@@ -128,6 +129,19 @@ class Communicator {
 
   /// Lets other ranks run; call it between test() polls.
   void yield() { backend_->yield(); }
+
+  /// Records computation in the trace (a compute event, traces/FORMAT.md 1.2), placed
+  /// before this rank's next operation: `label` and its FLOPs (a cost model's FLOP rate
+  /// turns them into time), or its seconds. Free when the run records no trace.
+  void compute(std::string label, double flops) {
+    backend_->compute({.label = std::move(label), .flops = flops});
+  }
+  void compute_seconds(std::string label, double seconds) {
+    backend_->compute({.label = std::move(label), .seconds = seconds});
+  }
+  /// A compute event with every field (layer, micro-batch, chunk), as the training step
+  /// records its layer passes.
+  void compute(ComputeItem item) { backend_->compute(std::move(item)); }
 
   Backend& backend() { return *backend_; }
 

@@ -76,6 +76,7 @@ class EmulatorBackend final : public Backend {
     return std::make_shared<EmulatorBackend>(context_, context_.new_group(kind, global_ranks));
   }
   void yield() override { context_.yield(); }
+  void compute(ComputeItem item) override { context_.compute(std::move(item)); }
 
  private:
   RankContext& context_;

@@ -74,6 +74,8 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
     auto& open = ranks_[static_cast<std::size_t>(rank)]->open;
     op->in_flight = open;
     open.push_back(op->rank_seq);
+    op->compute = std::move(ranks_[static_cast<std::size_t>(rank)]->compute);
+    ranks_[static_cast<std::size_t>(rank)]->compute = {};
   }
   return spare;
 }
@@ -84,6 +86,17 @@ void Fabric::close(const Operation& op) {
   if (const auto it = std::find(open.begin(), open.end(), op.rank_seq); it != open.end()) {
     open.erase(it);
   }
+}
+
+void Fabric::compute(int rank, const ComputeWork& work) {
+  if (!tracing_) return;  // nothing reads it but the trace
+  ranks_[static_cast<std::size_t>(rank)]->compute.add(work);
+}
+
+void Fabric::flush_compute(int rank) {
+  ComputeWork& work = ranks_[static_cast<std::size_t>(rank)]->compute;
+  if (options_.trace_sink && !work.empty()) options_.trace_sink->record_compute_after(rank, work);
+  work = {};
 }
 
 void Fabric::set_next_seq(int rank, std::uint64_t seq) {
@@ -374,6 +387,7 @@ void Fabric::abort(RunStatus status, int root_rank, std::exception_ptr cause, st
 
 void Fabric::rank_finished(int rank) {
   Lock lock(mutex_);
+  flush_compute(rank);
   ranks_[static_cast<std::size_t>(rank)]->state = RankState::finished;
   ++progress_;
   if (--live_ == 0) all_ended_.notify_all();
@@ -437,8 +451,8 @@ namespace ranklab {
 
 void Fabric::record(const Operation& op, OpStatus status) {
   // Filled in place in the rank's ring of recent events: every field the fabric sets is
-  // assigned on every call (the slot holds an older event); the others (time, compute) it
-  // never sets, and they keep their defaults.
+  // assigned on every call (the slot holds an older event); the others (time, and compute
+  // unless tracing, when op.compute is always empty) it never sets.
   TraceEvent& e = ranks_[static_cast<std::size_t>(op.rank)]->recent.next();
   const Group& g = *op.group;
   const bool completed = status == OpStatus::completed;
@@ -483,6 +497,7 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.blocked = !completed && op.blocked_at_end;
   if (options_.trace_sink) {
     e.in_flight = op.in_flight;  // only tracing fills it
+    e.compute = op.compute;
     options_.trace_sink->record(e);
   }
 }

@@ -92,6 +92,11 @@ class Fabric {
   /// trace keeps its recorded numbering, gaps included.
   void set_next_seq(int rank, std::uint64_t seq);
 
+  /// `rank` computed `work` (compute events, format 1.2, or an unlabelled amount): it goes
+  /// on the rank's next operation in the trace, or on its last one when it ends. Nothing
+  /// when not tracing.
+  void compute(int rank, const ComputeWork& work);
+
   // Lifecycle, called by the cluster from each rank's fiber (fabric_failure.cpp says how
   // a failure settles the run).
   void rank_finished(int rank);
@@ -118,6 +123,9 @@ class Fabric {
   using GroupState = detail::GroupState;
 
   using Lock = std::unique_lock<detail::FabricMutex>;
+
+  /// Hands the compute `rank` did after its last operation to the trace sink (under the lock).
+  void flush_compute(int rank);
 
   /// The rank's next operation: its previous one rebuilt in place if nothing else holds
   /// it, else a new one. The reference is the rank's own (RankSlot::spare); a Request copies it.

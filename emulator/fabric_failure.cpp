@@ -37,6 +37,7 @@ void Fabric::note_failure(int rank, std::exception_ptr error) {
 void Fabric::rank_failed(int rank, std::exception_ptr error) {
   Lock lock(mutex_);
   RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
+  flush_compute(rank);
   me.state = RankState::failed;
   ++progress_;
   if (--live_ == 0) all_ended_.notify_all();

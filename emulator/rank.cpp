@@ -2,6 +2,8 @@
 
 #include <boost/fiber/operations.hpp>
 
+#include <utility>
+
 #include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/scheduler.hpp"
@@ -93,6 +95,14 @@ void RankContext::all_reduce(const Group& group, MutableBuffer data, ReduceOp op
   collective(group,
              CollectiveArgs{.op = OpKind::all_reduce, .reduce_op = op, .input = data, .output = data});
 }
+
+void RankContext::compute(ComputeItem item) {
+  ComputeWork work;
+  work.add(std::move(item));
+  fabric_.compute(rank_, work);
+}
+
+void RankContext::compute_work(const ComputeWork& work) { fabric_.compute(rank_, work); }
 
 void RankContext::set_next_rank_seq(std::uint64_t rank_seq) {
   fabric_.set_next_seq(rank_, rank_seq);

@@ -15,6 +15,7 @@
 #include "comm/fingerprint.hpp"
 #include "emulator/group.hpp"
 #include "emulator/request.hpp"
+#include "traces/event.hpp"
 
 namespace ranklab {
 
@@ -60,6 +61,12 @@ class RankContext {
 
   void barrier(const Group& group);
   void all_reduce(const Group& group, MutableBuffer data, ReduceOp op);
+
+  /// Records a compute event (format 1.2) in the trace: it goes on this rank's next
+  /// operation (or, at its end, on its last). Costs nothing when the run records no trace.
+  void compute(ComputeItem item);
+  /// The same for work as a trace holds it (replay re-issues a recording's compute).
+  void compute_work(const ComputeWork& work);
 
   /// Lets other ranks run. A rank that polls with test() must yield between polls.
   void yield();

@@ -277,6 +277,14 @@ void close_at_end(std::vector<OpenOperation>& open, bool wait_points,
   open.clear();
 }
 
+/// The recording's compute without its virtual times (a cost model's prediction, which the
+/// replay's own timing writes again).
+ComputeWork untimed(const ComputeWork& work) {
+  ComputeWork out = work;
+  for (ComputeItem& item : out.items) item.vt_start_ns = item.vt_end_ns = kNoTime;
+  return out;
+}
+
 void replay_rank(RankContext& context, ReplayPlan& plan) {
   const auto& events = plan.trace.ranks[static_cast<std::size_t>(context.rank())];
   std::vector<std::byte> scratch(
@@ -287,10 +295,14 @@ void replay_rank(RankContext& context, ReplayPlan& plan) {
   for (const TraceEvent& e : events) {
     close_before(open, e, waiting_in);
     if (e.rank_seq != next_seq) context.set_next_rank_seq(e.rank_seq);
+    if (!e.compute.empty()) context.compute_work(untimed(e.compute));
     open.push_back({&e, post(context, e, plan, scratch)});
     next_seq = e.rank_seq + 1;
   }
   close_at_end(open, plan.wait_points, waiting_in);
+  if (!events.empty() && !events.back().compute_after.empty()) {
+    context.compute_work(untimed(events.back().compute_after));
+  }
 }
 
 /// A deadlock in which a rank waits in a send that completed when recorded although no

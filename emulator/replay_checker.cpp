@@ -61,6 +61,10 @@ void ReplayChecker::record(const TraceEvent& event) {
   }
 }
 
+void ReplayChecker::record_compute_after(int rank, const ComputeWork& work) {
+  if (forward_) forward_->record_compute_after(rank, work);
+}
+
 void ReplayChecker::finish(const TraceHeader& header) {
   if (forward_) forward_->finish(header);
 }

@@ -90,10 +90,33 @@ class StageRunner {
     return gathered_;
   }
 
+  // A compute event per layer of chunk c for micro-batch m (the trace's, FORMAT.md 1.2), in
+  // the order the pass runs them. FLOPs of the rank's shard: a layer's two matmuls, rows x H
+  // x I each, 2 FLOPs per multiply-add; a backward twice that (input and weight gradients).
+  // Recorded before the chunk's pass, so under TP they precede its collectives.
+  void record_compute(PassKind kind, int m, int c) {
+    Communicator& comm = layout_.tensor_parallel();  // any of the rank's: compute is the rank's
+    const auto& layers = chunks_[static_cast<std::size_t>(c)];
+    const int first = spec_.virtual_stage(stage_, c) * static_cast<int>(layers.size());
+    const bool forward = kind == PassKind::forward;
+    for (std::size_t j = 0; j < layers.size(); ++j) {
+      const std::size_t i = forward ? j : layers.size() - 1 - j;
+      const double flops = 4.0 * static_cast<double>(rows_) *
+                           static_cast<double>(layers[i].hidden()) *
+                           static_cast<double>(layers[i].inter()) * (forward ? 1 : 2);
+      comm.compute({.label = forward ? "forward" : "backward",
+                     .layer = first + static_cast<int>(i),
+                     .microbatch = m,
+                     .chunk = c,
+                     .flops = flops});
+    }
+  }
+
   void forward(int m, int c) {
     const int k = spec_.virtual_stage(stage_, c);
     StackCache<Scalar>& cache = caches_[slot(m, c)];
     const auto& layers = chunks_[static_cast<std::size_t>(c)];
+    record_compute(PassKind::forward, m, c);
     if (k == 0) {
       dense_forward<Scalar>(layers, inputs_.middleRows(m * rows_, rows_), cache, hooks_);
     } else {
@@ -123,6 +146,7 @@ class StageRunner {
         started_[static_cast<std::size_t>(c)] ? GradMode::accumulate : GradMode::overwrite;
     started_[static_cast<std::size_t>(c)] = true;
     const auto& layers = chunks_[static_cast<std::size_t>(c)];
+    record_compute(PassKind::backward, m, c);
     auto& grads = chunk_grads_[static_cast<std::size_t>(c)];
     StackCache<Scalar>& cache = caches_[slot(m, c)];
     if (last) {

@@ -75,6 +75,11 @@ CostModel CostModel::alpha_beta(double alpha, double beta, double flops_per_seco
   return CostModel(t);
 }
 
+namespace {
+constexpr const char* kCostSyntax =
+    "alpha=SECONDS,beta=BYTES_PER_SECOND[,flops=FLOP_PER_SECOND][,layer=SECONDS]";
+}  // namespace
+
 CostModel CostModel::parse(std::string_view text) {
   std::map<std::string, double, std::less<>> values;
   std::string_view rest = text;
@@ -84,11 +89,12 @@ CostModel CostModel::parse(std::string_view text) {
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const std::size_t eq = item.find('=');
     const std::string_view key = item.substr(0, eq);
-    if (eq == std::string_view::npos || (key != "alpha" && key != "beta" && key != "flops")) {
-      throw UsageError(
-          fmt::format("--cost: {} is not KEY=VALUE with KEY alpha, beta or flops (expected "
-                      "alpha=SECONDS,beta=BYTES_PER_SECOND[,flops=FLOP_PER_SECOND])",
-                      quote_input(item)));
+    if (eq == std::string_view::npos ||
+        (key != "alpha" && key != "beta" && key != "flops" && key != "layer")) {
+      throw UsageError(fmt::format(
+          "--cost: {} is not KEY=VALUE with KEY alpha, beta, flops or layer (expected {})",
+          quote_input(item),
+          kCostSyntax));
     }
     const auto value = parse_number(item.substr(eq + 1));
     if (!value || *value < 0 || (key != "alpha" && *value == 0)) {
@@ -103,14 +109,16 @@ CostModel CostModel::parse(std::string_view text) {
   for (const char* key : {"alpha", "beta"}) {
     if (!values.contains(key)) {
       throw UsageError(
-          fmt::format("--cost: missing {} (expected "
-                      "alpha=SECONDS,beta=BYTES_PER_SECOND[,flops=FLOP_PER_SECOND])",
-                      key));
+          fmt::format("--cost: missing {} (expected {})", key, kCostSyntax));
     }
   }
   const auto flops = values.find("flops");
-  return alpha_beta(values.at("alpha"), values.at("beta"),
-                    flops == values.end() ? 0.0 : flops->second);
+  CostModel model = alpha_beta(values.at("alpha"), values.at("beta"),
+                               flops == values.end() ? 0.0 : flops->second);
+  if (const auto layer = values.find("layer"); layer != values.end()) {
+    model.topology_.layer_seconds = layer->second;
+  }
+  return model;
 }
 
 CostModel CostModel::parse_topology(std::string_view text, std::string_view name) {
@@ -238,10 +246,24 @@ double CostModel::collective_seconds(OpKind op, std::span<const int> ranks,
   return 0;
 }
 
-double CostModel::compute_seconds(const ComputeWork& work) const {
+double CostModel::event_seconds(const ComputeItem& item) const {
+  if (item.layer >= 0 && topology_.layer_seconds > 0) {
+    return layer_seconds(item.backward() ? 2.0 : 1.0);
+  }
   const double flops =
-      topology_.flops_per_second > 0 ? work.flops / topology_.flops_per_second : 0.0;
-  return work.seconds + flops;
+      topology_.flops_per_second > 0 ? item.flops / topology_.flops_per_second : 0.0;
+  return item.seconds + flops;
+}
+
+double CostModel::compute_seconds(const ComputeWork& work) const {
+  if (work.items.empty()) return event_seconds(ComputeItem{.flops = work.flops, .seconds = work.seconds});
+  double total = 0;
+  for (const ComputeItem& item : work.items) total += event_seconds(item);
+  return total;
+}
+
+bool CostModel::prices_compute() const {
+  return topology_.flops_per_second > 0 || topology_.layer_seconds > 0;
 }
 
 std::string CostModel::describe() const {

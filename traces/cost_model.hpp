@@ -53,7 +53,9 @@ struct Topology {
   LinkCost inter;          ///< between nodes
   double flops_per_second =
       0;                     ///< 0: FLOPs cost nothing (a trace's compute in seconds still counts)
-  double layer_seconds = 0;  ///< the forward of one layer for one micro-batch, if known
+  /// The forward of one layer for one micro-batch, if known: prices every compute event with
+  /// a layer (a backward twice), in place of its FLOPs.
+  double layer_seconds = 0;
 
   friend bool operator==(const Topology&, const Topology&) = default;
 };
@@ -62,7 +64,8 @@ class CostModel {
  public:
   /// One link everywhere: α seconds, β bytes per second; compute at `flops_per_second`.
   static CostModel alpha_beta(double alpha, double beta, double flops_per_second = 0);
-  /// `--cost alpha=SECONDS,beta=BYTES_PER_SECOND[,flops=FLOP_PER_SECOND]`; throws
+  /// `--cost alpha=SECONDS,beta=BYTES_PER_SECOND[,flops=FLOP_PER_SECOND][,layer=SECONDS]`
+  /// (layer: a layer's forward, Topology::layer_seconds); throws
   /// UsageError naming what is wrong.
   static CostModel parse(std::string_view text);
   /// A topology file (format in README, "Cost model"): `key = value` lines; throws
@@ -85,8 +88,13 @@ class CostModel {
   double p2p_seconds(int src, int dst, std::uint64_t bytes) const;
   /// A native collective `op` over `ranks` with per-rank unit `unit_bytes` (formulas above).
   double collective_seconds(OpKind op, std::span<const int> ranks, std::uint64_t unit_bytes) const;
-  /// Computation: seconds as given, plus FLOPs at the FLOP rate (free without one).
+  /// Computation: seconds as given, plus FLOPs at the FLOP rate (free without one); a layer
+  /// pass (a compute event with a layer) costs layer_seconds instead when the model has it,
+  /// twice that for a backward.
   double compute_seconds(const ComputeWork& work) const;
+  double event_seconds(const ComputeItem& item) const;
+  /// Whether FLOPs or layers cost anything (flops= or layer_seconds is set).
+  bool prices_compute() const;
   /// `layers` layer forwards (topology's layer_seconds each; 0 if unknown).
   double layer_seconds(double layers) const { return layers * topology_.layer_seconds; }
 

@@ -27,18 +27,48 @@ struct MessageId {
   friend bool operator==(const MessageId&, const MessageId&) = default;
 };
 
+inline constexpr std::int64_t kNoTime = -1;  ///< an absent virtual time
+
+/// One compute event (format 1.2): a labelled piece of computation, such as the forward of
+/// layer 3 for micro-batch 2 of chunk 0. `layer`, `microbatch` and `chunk` are -1 where they
+/// do not apply. Its cost is FLOPs (at the cost model's FLOP rate), seconds, or both; a layer
+/// pass (layer >= 0) is priced by the cost model's layer_seconds when it has one.
+struct ComputeItem {
+  std::string label;
+  int layer = -1;
+  int microbatch = -1;
+  int chunk = -1;
+  double flops = 0;
+  double seconds = 0;
+  /// Timed traces: when the cost model puts it (kNoTime: not timed).
+  std::int64_t vt_start_ns = kNoTime;
+  std::int64_t vt_end_ns = kNoTime;
+
+  /// Backward passes cost twice their forward when priced per layer (dX and dW).
+  bool backward() const { return label == "backward"; }
+  friend bool operator==(const ComputeItem&, const ComputeItem&) = default;
+};
+
 /// Computation a rank did between two operations (format 1.1): FLOPs (a cost model turns
 /// them into time with its FLOP rate), seconds, or both. SimGrid's TI traces record FLOPs;
-/// a program that knows its compute time (a pipeline schedule) gives seconds.
+/// a program that knows its compute time (a pipeline schedule) gives seconds. From format
+/// 1.2 it may be a list of compute events (`items`); `flops` and `seconds` are then their
+/// sums. No items: one unlabelled amount, as 1.1 writes it.
 struct ComputeWork {
   double flops = 0;
   double seconds = 0;
+  std::vector<ComputeItem> items;
 
-  bool empty() const { return flops == 0 && seconds == 0; }
+  bool empty() const { return flops == 0 && seconds == 0 && items.empty(); }
+  /// Appends a compute event (an unlabelled amount held so far becomes the first one).
+  void add(ComputeItem item);
+  /// Appends `other` after this: its items, or its unlabelled amount.
+  void add(const ComputeWork& other);
+  /// The work as compute events: its items, or its unlabelled amount as one (none if empty).
+  std::vector<ComputeItem> as_items() const;
   friend bool operator==(const ComputeWork&, const ComputeWork&) = default;
 };
 
-inline constexpr std::int64_t kNoTime = -1;  ///< an absent virtual time
 
 /// Where the program issued an operation (format 1.2): a source file, a line (0: unknown)
 /// and a function. Importers fill it from what the recording kept (a PyTorch Flight
@@ -119,7 +149,7 @@ struct TraceGroup {
 /// The first line of a trace file.
 struct TraceHeader {
   static constexpr const char* kFormat = "ranklab-trace";
-  static constexpr const char* kVersion = "1.1";  ///< what the writer produces
+  static constexpr const char* kVersion = "1.2";  ///< what the writer produces
 
   std::string version = kVersion;
   int world_size = 0;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <ostream>
 #include <string>
@@ -50,7 +51,11 @@ class EventWriter {
 /// Chrome's ts and dur are microseconds; fractions are allowed.
 double micros(double ns) { return ns / 1000.0; }
 
-void add_rank_metadata(EventWriter& events, int rank) {
+/// A rank's compute thread (beside its "operations" thread, tid pid): compute and operations
+/// overlap when a non-blocking operation is in flight, and one thread's slices must nest.
+int compute_tid(int world_size, int rank) { return world_size + rank + 1; }
+
+void add_rank_metadata(EventWriter& events, int rank, int world_size, bool has_compute) {
   const int pid = rank + 1;
   events.add(
       R"({{"ph":"M","name":"process_name","pid":{},"tid":{},"ts":0,"args":{{"name":"rank {}"}}}})",
@@ -61,6 +66,56 @@ void add_rank_metadata(EventWriter& events, int rank) {
   events.add(
       R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"ts":0,"args":{{"name":"operations"}}}})",
       pid, pid);
+  if (has_compute) {
+    events.add(
+        R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"ts":0,"args":{{"name":"compute"}}}})",
+        pid, compute_tid(world_size, rank));
+  }
+}
+
+/// "forward L3 m2 c0": a compute event as its slice is named.
+std::string compute_name(const ComputeItem& item) {
+  std::string name = item.label.empty() ? "compute" : item.label;
+  if (item.layer >= 0) name += fmt::format(" L{}", item.layer);
+  if (item.microbatch >= 0) name += fmt::format(" m{}", item.microbatch);
+  if (item.chunk >= 0) name += fmt::format(" c{}", item.chunk);
+  return name;
+}
+
+/// Whether any compute event of the rank carries virtual times (a timed trace).
+bool has_timed_compute(const std::vector<TraceEvent>& events) {
+  for (const TraceEvent& e : events) {
+    for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
+      for (const ComputeItem& item : work->items) {
+        if (item.vt_start_ns != kNoTime) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/// The rank's compute events on its compute thread, where the cost model put them (virtual
+/// time only: a logical axis has no durations for compute).
+void add_compute_slices(EventWriter& events, const Trace& trace, const Timeline& timeline,
+                        int rank) {
+  if (timeline.base() != TimeBase::virtual_time) return;
+  const int tid = compute_tid(trace.header.world_size, rank);
+  for (const TraceEvent& e : trace.ranks[static_cast<std::size_t>(rank)]) {
+    for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
+      for (const ComputeItem& item : work->items) {
+        if (item.vt_start_ns == kNoTime || item.vt_end_ns == kNoTime) continue;
+        nlohmann::json args = {{"before_rank_seq", e.rank_seq}};
+        if (work == &e.compute_after) args = {{"after_rank_seq", e.rank_seq}};
+        if (item.flops != 0) args["flops"] = item.flops;
+        if (item.seconds != 0) args["s"] = item.seconds;
+        events.add(
+            R"({{"ph":"X","name":{},"cat":"compute","pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})",
+            quote(compute_name(item)), rank + 1, tid,
+            micros(static_cast<double>(item.vt_start_ns)),
+            micros(static_cast<double>(item.vt_end_ns - item.vt_start_ns)), args.dump());
+      }
+    }
+  }
 }
 
 void add_slices(EventWriter& events, const Trace& trace, const Timeline& timeline, int rank) {
@@ -76,7 +131,17 @@ void add_slices(EventWriter& events, const Trace& trace, const Timeline& timelin
   }
 }
 
-/// Each end sits mid-slice, so it falls inside the slice it binds to ("bp":"e" = enclosing).
+/// A point `inset` inside [start, start + duration] from `at` (the ends bind to the slice
+/// that encloses them, "bp":"e": a point on the boundary could bind to its neighbour).
+double inside(const Placement& slice, double at) {
+  const double inset = std::min(slice.duration_ns / 4, 1.0);
+  return std::clamp(at, slice.start_ns + inset, slice.start_ns + slice.duration_ns - inset);
+}
+
+/// An arrow leaves the send when the message leaves (once both sides are posted: the later
+/// post, inside the send's slice) and lands on the receive's completion (the end of its
+/// slice), so it never points back in time: a receive completes no earlier than its send
+/// was posted, on either axis.
 void add_flows(EventWriter& events, const Trace& trace, const Timeline& timeline) {
   std::uint64_t id = 0;
   for (const MessageLink& link : link_messages(trace).links) {
@@ -84,13 +149,13 @@ void add_flows(EventWriter& events, const Trace& trace, const Timeline& timeline
     const std::string name = fmt::format("\"msg {}:{}\"", link.id.sender, link.id.sender_seq);
     const Placement& send = timeline.at(link.send);
     const Placement& recv = timeline.at(link.recv);
+    const double leaves = inside(send, std::max(send.start_ns, recv.start_ns));
+    const double lands = std::max(leaves, inside(recv, recv.start_ns + recv.duration_ns));
     events.add(R"({{"ph":"s","name":{},"cat":"message","id":{},"pid":{},"tid":{},"ts":{}}})", name,
-               id, link.send.rank + 1, link.send.rank + 1,
-               micros(send.start_ns + send.duration_ns / 2));
+               id, link.send.rank + 1, link.send.rank + 1, micros(leaves));
     events.add(
         R"({{"ph":"f","bp":"e","name":{},"cat":"message","id":{},"pid":{},"tid":{},"ts":{}}})",
-        name, id, link.recv.rank + 1, link.recv.rank + 1,
-        micros(recv.start_ns + recv.duration_ns / 2));
+        name, id, link.recv.rank + 1, link.recv.rank + 1, micros(lands));
   }
 }
 
@@ -112,8 +177,12 @@ void write_perfetto(std::ostream& out, const Trace& trace) {
       << R"(,"traceEvents":[)";
   EventWriter events(out);
   for (std::size_t rank = 0; rank < trace.ranks.size(); ++rank) {
-    add_rank_metadata(events, static_cast<int>(rank));
-    add_slices(events, trace, timeline, static_cast<int>(rank));
+    const int r = static_cast<int>(rank);
+    const bool compute = timeline.base() == TimeBase::virtual_time &&
+                         has_timed_compute(trace.ranks[rank]);
+    add_rank_metadata(events, r, trace.header.world_size, compute);
+    add_slices(events, trace, timeline, r);
+    if (compute) add_compute_slices(events, trace, timeline, r);
   }
   add_flows(events, trace, timeline);
   events.flush();

@@ -90,13 +90,46 @@ class LineBuilder {
   fmt::memory_buffer& out_;
 };
 
-/// `"compute":{"flops":F,"s":S}` with only the non-zero members; nothing when empty.
+/// One compute event (1.2): `{"label":L,"layer":N,"mb":M,"chunk":C,"flops":F,"s":S,
+/// "vt_start_ns":T0,"vt_end_ns":T1}`, each member present when set.
+void append_compute_item(LineBuilder& line, const ComputeItem& item) {
+  bool first = true;
+  const auto key = [&](std::string_view name) {
+    line.raw(first ? "{" : ",").raw("\"").raw(name).raw("\":");
+    first = false;
+  };
+  if (!item.label.empty()) {
+    key("label");
+    line.raw(quote(item.label));
+  }
+  if (item.layer >= 0) key("layer"), line.number(item.layer);
+  if (item.microbatch >= 0) key("mb"), line.number(item.microbatch);
+  if (item.chunk >= 0) key("chunk"), line.number(item.chunk);
+  if (item.flops != 0) key("flops"), line.real(item.flops);
+  if (item.seconds != 0) key("s"), line.real(item.seconds);
+  if (item.vt_start_ns != kNoTime) key("vt_start_ns"), line.number(item.vt_start_ns);
+  if (item.vt_end_ns != kNoTime) key("vt_end_ns"), line.number(item.vt_end_ns);
+  line.raw(first ? "{}" : "}");
+}
+
+/// `"compute":{"flops":F,"s":S}` (an unlabelled amount, 1.1) or `"compute":[ITEM,...]`
+/// (compute events, 1.2); nothing when empty.
 void append_compute(LineBuilder& line, std::string_view key, const ComputeWork& work) {
   if (work.empty()) return;
-  line.raw(key).raw("{");
-  if (work.flops != 0) line.raw(R"("flops":)").real(work.flops);
-  if (work.seconds != 0) line.raw(work.flops != 0 ? "," : "").raw(R"("s":)").real(work.seconds);
-  line.raw("}");
+  line.raw(key);
+  if (work.items.empty()) {
+    line.raw("{");
+    if (work.flops != 0) line.raw(R"("flops":)").real(work.flops);
+    if (work.seconds != 0) line.raw(work.flops != 0 ? "," : "").raw(R"("s":)").real(work.seconds);
+    line.raw("}");
+    return;
+  }
+  line.raw("[");
+  for (std::size_t i = 0; i < work.items.size(); ++i) {
+    line.raw(i ? "," : "");
+    append_compute_item(line, work.items[i]);
+  }
+  line.raw("]");
 }
 
 /// One event line without the newline. Field order and presence rules: traces/FORMAT.md.

@@ -321,22 +321,68 @@ class EventParser {
     return static_cast<std::int64_t>(ns);
   }
 
-  /// {"flops": F, "s": S}, each optional, finite and >= 0.
+  /// {"flops": F, "s": S} (1.1), each optional, finite and >= 0; or (1.2) an array of
+  /// compute events, each {"label", "layer", "mb", "chunk", "flops", "s", "vt_start_ns",
+  /// "vt_end_ns"}, all optional.
   static ComputeWork parse_compute(const json& value, const char* key) {
-    as_object(value, key);
     ComputeWork work;
-    const auto amount = [&](const char* member, double& out) {
+    if (value.is_array()) {
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        work.add(parse_compute_item(value[i], fmt::format("{}[{}]", key, i)));
+      }
+      return work;
+    }
+    if (!value.is_object()) {
+      fail("field '{}' must be an object or an array of compute events, got {}", key,
+           describe(value));
+    }
+    amount(value, key, "flops", work.flops);
+    amount(value, key, "s", work.seconds);
+    return work;
+  }
+
+  static ComputeItem parse_compute_item(const json& value, const std::string& key) {
+    as_object(value, key.c_str());
+    ComputeItem item;
+    if (const json* label = find_field(value, "label")) {
+      item.label = as_string(*label, (key + ".label").c_str());
+    }
+    const auto index = [&](const char* member, int& out) {
       const json* number = find_field(value, member);
       if (number == nullptr) return;
-      if (!number->is_number() || !std::isfinite(number->get<double>()) ||
-          number->get<double>() < 0) {
-        fail("field '{}.{}' must be a finite number >= 0, got {}", key, member, describe(*number));
-      }
-      out = number->get<double>();
+      const std::string name = key + "." + member;
+      const std::uint64_t n = as_unsigned(*number, name.c_str());
+      if (n > static_cast<std::uint64_t>(INT32_MAX))
+        fail("field '{}' is out of range, got {}", name, n);
+      out = static_cast<int>(n);
     };
-    amount("flops", work.flops);
-    amount("s", work.seconds);
-    return work;
+    index("layer", item.layer);
+    index("mb", item.microbatch);
+    index("chunk", item.chunk);
+    amount(value, key.c_str(), "flops", item.flops);
+    amount(value, key.c_str(), "s", item.seconds);
+    const auto time = [&](const char* member, std::int64_t& out) {
+      if (const json* ns = find_field(value, member))
+        out = parse_time_ns(*ns, (key + "." + member).c_str());
+    };
+    time("vt_start_ns", item.vt_start_ns);
+    time("vt_end_ns", item.vt_end_ns);
+    if (item.vt_end_ns != kNoTime &&
+        (item.vt_start_ns == kNoTime || item.vt_end_ns < item.vt_start_ns)) {
+      fail("field '{}.vt_end_ns' must come with an earlier or equal vt_start_ns", key);
+    }
+    return item;
+  }
+
+  /// `object.member`: optional, a finite number >= 0.
+  static void amount(const json& object, const char* key, const char* member, double& out) {
+    const json* number = find_field(object, member);
+    if (number == nullptr) return;
+    if (!number->is_number() || !std::isfinite(number->get<double>()) ||
+        number->get<double>() < 0) {
+      fail("field '{}.{}' must be a finite number >= 0, got {}", key, member, describe(*number));
+    }
+    out = number->get<double>();
   }
 
   MessageId parse_msg(const json& value) const {

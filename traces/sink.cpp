@@ -21,6 +21,15 @@ void MemorySink::record(const TraceEvent& event) {
   trace_.ranks[rank].push_back(event);
 }
 
+void MemorySink::record_compute_after(int rank, const ComputeWork& work) {
+  if (work.empty()) return;
+  if (rank < 0) throw UsageError(fmt::format("trace sink: compute of negative rank {}", rank));
+  std::lock_guard lock(mutex_);
+  if (compute_after_.size() <= static_cast<std::size_t>(rank))
+    compute_after_.resize(static_cast<std::size_t>(rank) + 1);
+  compute_after_[static_cast<std::size_t>(rank)].add(work);
+}
+
 void MemorySink::finish(const TraceHeader& header) {
   if (header.world_size < 0) {
     throw UsageError(fmt::format("trace sink: negative world_size {}", header.world_size));
@@ -42,11 +51,21 @@ void MemorySink::finish(const TraceHeader& header) {
       return a.rank_seq < b.rank_seq;
     });
   }
+  // Compute after a rank's last operation goes on that operation (FORMAT.md); a rank with
+  // no operation has nothing to carry it.
+  for (std::size_t rank = 0; rank < compute_after_.size() && rank < world; ++rank) {
+    if (!trace_.ranks[rank].empty()) trace_.ranks[rank].back().compute_after.add(compute_after_[rank]);
+  }
+  compute_after_.clear();
 }
 
 JsonlFileSink::JsonlFileSink(std::filesystem::path path) : path_(std::move(path)) {}
 
 void JsonlFileSink::record(const TraceEvent& event) { events_.record(event); }
+
+void JsonlFileSink::record_compute_after(int rank, const ComputeWork& work) {
+  events_.record_compute_after(rank, work);
+}
 
 void JsonlFileSink::finish(const TraceHeader& header) {
   events_.finish(header);

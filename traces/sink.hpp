@@ -19,6 +19,9 @@ class TraceSink {
   /// One operation, completed or (at the end of a failed run) still pending.
   virtual void record(const TraceEvent& event) = 0;
 
+  /// Compute `rank` did after its last operation (its `compute_after`), when it ended.
+  virtual void record_compute_after(int rank, const ComputeWork& work) = 0;
+
   /// The run ended; `header` lists every group the run created. Called exactly once.
   virtual void finish(const TraceHeader& header) = 0;
 };
@@ -27,6 +30,7 @@ class TraceSink {
 class MemorySink : public TraceSink {
  public:
   void record(const TraceEvent& event) override;
+  void record_compute_after(int rank, const ComputeWork& work) override;
   void finish(const TraceHeader& header) override;
 
   /// The trace after `finish`.
@@ -35,6 +39,7 @@ class MemorySink : public TraceSink {
  private:
   std::mutex mutex_;
   Trace trace_;
+  std::vector<ComputeWork> compute_after_;  ///< by rank, until finish() puts it on the last event
 };
 
 /// Writes trace format v1 (JSON Lines) to a file when the run finishes. Events are
@@ -45,6 +50,7 @@ class JsonlFileSink : public TraceSink {
   explicit JsonlFileSink(std::filesystem::path path);
 
   void record(const TraceEvent& event) override;
+  void record_compute_after(int rank, const ComputeWork& work) override;
   /// Writes the file; throws TraceError naming the path if it cannot.
   void finish(const TraceHeader& header) override;
 

@@ -32,9 +32,11 @@ std::uint32_t TraceBuilder::add_group(std::string name, std::vector<int> ranks) 
 }
 
 void TraceBuilder::compute(int rank, const ComputeWork& work) {
-  ComputeWork& pending = ranks_.at(static_cast<std::size_t>(rank)).pending_compute;
-  pending.flops += work.flops;
-  pending.seconds += work.seconds;
+  ranks_.at(static_cast<std::size_t>(rank)).pending_compute.add(work);
+}
+
+void TraceBuilder::compute_event(int rank, ComputeItem item) {
+  ranks_.at(static_cast<std::size_t>(rank)).pending_compute.add(std::move(item));
 }
 
 TraceEvent& TraceBuilder::post(int rank, OpKind op, std::uint32_t group, DataType dtype,
@@ -53,7 +55,7 @@ TraceEvent& TraceBuilder::post(int rank, OpKind op, std::uint32_t group, DataTyp
   e.count = count;
   e.bytes = count * size_of(dtype);
   e.in_flight = program.open;
-  e.compute = program.pending_compute;
+  e.compute = std::move(program.pending_compute);
   program.pending_compute = {};
   program.open.push_back(e.rank_seq);
   program.events.push_back(std::move(e));

@@ -47,6 +47,8 @@ class TraceBuilder {
 
   /// Computation `rank` does before its next operation (or after its last one).
   void compute(int rank, const ComputeWork& work);
+  /// One labelled compute event (format 1.2) before the rank's next operation.
+  void compute_event(int rank, ComputeItem item);
 
   /// Non-blocking posts; each returns the operation's rank_seq, open until waited for.
   /// Peers and roots are global ranks; `src` may be kNoRank (any source), `tag` kAnyTag on

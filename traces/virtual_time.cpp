@@ -176,11 +176,17 @@ class Simulation {
     return !stalled;
   }
 
-  void compute(RankState& state, const ComputeWork& work) {
-    const double seconds = model_.compute_seconds(work);
-    if (seconds <= 0) return;
-    state.busy.emplace_back(state.clock, state.clock + seconds);
-    state.clock += seconds;
+  /// Runs `work`'s compute events one after the other; `spans` gets each one's interval.
+  void compute(RankState& state, const ComputeWork& work,
+               std::vector<std::pair<double, double>>& spans) {
+    if (work.empty()) return;
+    const double from = state.clock;
+    for (const ComputeItem& item : work.as_items()) {
+      const double seconds = model_.event_seconds(item);
+      spans.emplace_back(state.clock, state.clock + seconds);
+      state.clock += seconds;
+    }
+    if (state.clock > from) state.busy.emplace_back(from, state.clock);
   }
 
   void advance(int rank) {
@@ -195,7 +201,7 @@ class Simulation {
         return std::binary_search(e.in_flight.begin(), e.in_flight.end(), events[index].rank_seq);
       };
       if (!close_open(state, rank, in_flight, never)) return;
-      compute(state, e.compute);
+      compute(state, e.compute, times_.operations[static_cast<std::size_t>(rank)][state.next].compute);
       state.open.push_back(state.next);
       post(rank, state.next++, state.clock);
     }
@@ -209,7 +215,10 @@ class Simulation {
     if (!close_open(
             state, rank, [](std::size_t) { return false; }, blocked))
       return;
-    if (!events.empty()) compute(state, events.back().compute_after);
+    if (!events.empty()) {
+      compute(state, events.back().compute_after,
+              times_.operations[static_cast<std::size_t>(rank)].back().compute_after);
+    }
     state.finished = true;
   }
 
@@ -231,7 +240,15 @@ class Simulation {
       rank.busy = covered;
       for (const TraceEvent& e : trace_.ranks[r]) {
         rank.compute += model_.compute_seconds(e.compute) + model_.compute_seconds(e.compute_after);
+        for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
+          if (work->empty()) continue;
+          times_.has_compute = true;
+          for (const ComputeItem& item : work->as_items()) {
+            if (model_.event_seconds(item) == 0 && item.flops > 0) times_.unpriced_flops = true;
+          }
+        }
       }
+      rank.comm = std::max(0.0, rank.busy - rank.compute);
       times_.ranks.push_back(rank);
       times_.step_seconds = std::max(times_.step_seconds, rank.end);
     }
@@ -275,6 +292,19 @@ std::int64_t trace_ns(double seconds) {
   return std::llround(ns);
 }
 
+/// Gives `work`'s compute events their times (an unlabelled amount becomes one event, so
+/// that it can carry them); spans are those simulate() found, in as_items() order.
+void time_compute(ComputeWork& work, const std::vector<std::pair<double, double>>& spans) {
+  if (work.empty() || spans.empty()) return;
+  std::vector<ComputeItem> items = work.as_items();
+  if (items.size() != spans.size()) return;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    items[i].vt_start_ns = trace_ns(spans[i].first);
+    items[i].vt_end_ns = trace_ns(spans[i].second);
+  }
+  work.items = std::move(items);
+}
+
 }  // namespace
 
 bool exceeds_trace_time(const VirtualTimes& times) {
@@ -293,6 +323,8 @@ void annotate(Trace& trace, const VirtualTimes& times) {
       const OperationTime& t = times.operations[r][i];
       events[i].vt_post_ns = t.post >= 0 ? trace_ns(t.post) : kNoTime;
       events[i].vt_end_ns = t.post >= 0 && t.end >= 0 ? trace_ns(t.end) : kNoTime;
+      time_compute(events[i].compute, t.compute);
+      time_compute(events[i].compute_after, t.compute_after);
     }
   }
 }
@@ -309,6 +341,13 @@ void annotate(Trace& trace, const Trace& timed, const VirtualTimes& times) {
       const bool found = it != source.end() && it->rank_seq == e.rank_seq;
       e.vt_post_ns = found ? it->vt_post_ns : kNoTime;
       e.vt_end_ns = found ? it->vt_end_ns : kNoTime;
+      // The replay re-issued the compute (ComputeWork), so it is the same; take its times.
+      if (found && it->compute.as_items().size() == e.compute.as_items().size()) {
+        e.compute = it->compute;
+      }
+      if (found && it->compute_after.as_items().size() == e.compute_after.as_items().size()) {
+        e.compute_after = it->compute_after;
+      }
     }
   }
 }
@@ -320,17 +359,28 @@ std::string format_virtual_times(const VirtualTimes& times, const CostModel& mod
   fmt::format_to(
       it, "virtual time ({}): step {}, pipeline bubble {:.1f}% (idle share of {} ranks)\n",
       model.describe(), seconds_text(times.step_seconds), times.bubble * 100, times.ranks.size());
-  fmt::format_to(it, "{:>6}  {:>12}  {:>12}  {:>12}  {:>12}\n", "rank", "end", "busy", "compute",
-                 "idle");
+  fmt::format_to(it, "{:>6}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}\n", "rank", "end", "busy",
+                 "compute", "comm", "idle");
   for (std::size_t r = 0; r < times.ranks.size() && r < max_ranks; ++r) {
     const RankTime& t = times.ranks[r];
-    fmt::format_to(it, "{:>6}  {:>12}  {:>12}  {:>12}  {:>12}{}\n", r, seconds_text(t.end),
-                   seconds_text(t.busy), seconds_text(t.compute), seconds_text(t.idle),
+    fmt::format_to(it, "{:>6}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}{}\n", r, seconds_text(t.end),
+                   seconds_text(t.busy), seconds_text(t.compute), seconds_text(t.comm),
+                   seconds_text(t.idle),
                    t.finished ? "" : "  (stalled: an operation it waits for never completes)");
   }
   if (times.ranks.size() > max_ranks) {
     fmt::format_to(it, "  ... and {} more ranks (--json lists all)\n",
                    times.ranks.size() - max_ranks);
+  }
+  if (!times.has_compute && model.prices_compute()) {
+    fmt::format_to(it,
+                   "note: the trace records no compute, so the cost model's FLOP rate and layer "
+                   "time change nothing\n");
+  }
+  if (times.unpriced_flops) {
+    fmt::format_to(it,
+                   "note: some compute is given in FLOPs only and the cost model has no FLOP "
+                   "rate (--cost ...,flops=FLOP_PER_SECOND), so it costs nothing\n");
   }
   if (exceeds_trace_time(times)) {
     fmt::format_to(it,
@@ -348,12 +398,14 @@ nlohmann::json virtual_times_to_json(const VirtualTimes& times, const CostModel&
                      {"end_s", t.end},
                      {"busy_s", t.busy},
                      {"compute_s", t.compute},
+                     {"comm_s", t.comm},
                      {"idle_s", t.idle}});
   }
   return {{"cost_model", model.describe()},
           {"step_s", times.step_seconds},
           {"bubble", times.bubble},
           {"complete", times.complete},
+          {"has_compute", times.has_compute},
           {"trace_ns_saturated", exceeds_trace_time(times)},
           {"ranks", ranks}};
 }

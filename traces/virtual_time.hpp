@@ -20,7 +20,9 @@
 // Busy time is the union of a rank's compute and of the transfers its operations take part
 // in (from the start of each transfer to its end); idle is the rest of the step. The
 // pipeline bubble is the idle share of all ranks' time: sum(idle) / (ranks x step time),
-// (p-1)/(m+p-1) for GPipe when communication is free.
+// (p-1)/(m+p-1) for GPipe and 1F1B and (p-1)/(v m+p-1) for interleaved 1F1B with v chunks
+// when communication is free and every pass costs the same (tests check it). Communication
+// time is busy time outside compute.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "traces/cost_model.hpp"
@@ -48,6 +51,10 @@ struct OperationTime {
   double post = -1;   ///< when the rank posted it (-1: never reached)
   double start = -1;  ///< when its transfer or collective began
   double end = -1;
+  /// [start, end] of each compute event before it (ComputeWork::as_items order), and of
+  /// each after it (the rank's last operation's compute_after).
+  std::vector<std::pair<double, double>> compute;
+  std::vector<std::pair<double, double>> compute_after;
 };
 
 /// One rank's step.
@@ -57,6 +64,7 @@ struct RankTime {
   double end = 0;      ///< when it finished (or stalled)
   double compute = 0;  ///< seconds of compute
   double busy = 0;     ///< union of compute and transfers
+  double comm = 0;     ///< busy - compute: time spent in transfers only
   double idle = 0;     ///< step time - busy
 };
 
@@ -66,6 +74,8 @@ struct VirtualTimes {
   double step_seconds = 0;  ///< predicted step time: the last rank's end
   double bubble = 0;        ///< sum(idle) / (ranks x step time); 0 for an empty step
   bool complete = true;     ///< every rank finished
+  bool has_compute = false; ///< the trace records any compute
+  bool unpriced_flops = false;  ///< some compute is FLOPs only and the model has no FLOP rate
 };
 
 /// Runs `trace` on `model`.

@@ -35,6 +35,9 @@ struct RankSlot {
   /// rank_seq of operations posted but not yet waited for or released (when tracing): the
   /// next operation's `in_flight`. Touched only by the owner's fiber.
   std::vector<std::uint64_t> open;
+  /// Compute recorded since the rank's last operation (when tracing): the next operation's
+  /// `compute`, or at the rank's end its last one's `compute_after`. Owner's fiber only.
+  ComputeWork compute;
   RecentEvents recent;
   /// The rank's latest operation, reused for the next once nobody else holds it
   /// (Fabric::new_operation).

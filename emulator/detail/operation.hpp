@@ -59,6 +59,7 @@ struct Operation {
 
   // Wait points, for the trace (FORMAT.md, `in_flight` and `blocked`); kept when tracing.
   std::vector<std::uint64_t> in_flight;  ///< the owner's open operations when this one was posted
+  ComputeWork compute;  ///< what the owner computed since its previous operation (tracing)
   bool blocked_at_end = false;           ///< the owner was waiting for it when the run was aborted
 };
 

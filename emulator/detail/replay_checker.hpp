@@ -22,6 +22,7 @@ class ReplayChecker final : public TraceSink {
 
   /// Called under the fabric's lock, never concurrently.
   void record(const TraceEvent& event) override;
+  void record_compute_after(int rank, const ComputeWork& work) override;
   void finish(const TraceHeader& header) override;
 
   /// Fills the comparison part of `report`: operations, divergences, messages; where each

@@ -31,6 +31,19 @@ TEST(ScheduleCliTest, PrintsTableAndVerdict) {
   EXPECT_TRUE(has(r, "36 messages, no deadlock"));
 }
 
+//! The schedules compared side by side at the same PP and M: predicted bubble, its closed
+//! form, and the peak activations a stage holds (GPipe M, 1F1B PP, interleaved between).
+TEST(ScheduleCliTest, ComparesSchedulesSideBySide) {
+  const Result r = ranklab({"schedule", "--schedule", "1f1b", "--pp", "4", "--microbatches", "8"});
+  EXPECT_EQ(r.code, 0) << show(r);
+  EXPECT_TRUE(has(r, "compared at PP 4, M 8"));
+  EXPECT_TRUE(has(r, "  gpipe                   27.3%      27.3%             27.3%            8\n"))
+      << show(r);
+  EXPECT_TRUE(has(r, "  1f1b                    27.3%      27.3%             27.3%            4  "
+                     "(this one)\n"));
+  EXPECT_TRUE(has(r, "  interleaved V2          27.3%      15.8%             15.8%          5.5\n"));
+}
+
 //! Interleaved with two chunks names the chunk of every pass and transfer.
 TEST(ScheduleCliTest, InterleavedNamesChunks) {
   const Result r = ranklab({"schedule", "--schedule", "interleaved", "--pp", "2", "--microbatches",
@@ -111,8 +124,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& p) { return p.param.label; });
 
 //! `ranklab run` (the seed schedule, the default) writes the same trace, byte for byte, as
-//! the one recorded before schedules existed (traces/examples/seed_step_w8.jsonl), and
-//! GPipe with one micro-batch the same operations (ranklab diff: identical).
+//! the example (traces/examples/seed_step_w8.jsonl: the operations recorded before schedules
+//! existed, with format 1.2's compute events), and GPipe with one micro-batch the same
+//! operations (ranklab diff: identical).
 TEST(RunScheduleCliTest, SeedTraceIsUnchanged) {
   TempDir cwd("ranklab_cli_seed");
   const std::filesystem::path example =

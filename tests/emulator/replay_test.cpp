@@ -17,6 +17,7 @@
 #include "tests/support/expect_throw_msg.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/simgrid_ti.hpp"
+#include "traces/trace_builder.hpp"
 #include "traces/sink.hpp"
 
 namespace ranklab {
@@ -403,6 +404,40 @@ TEST(ReplayTest, DefaultMemoryLimitIsHalfTheMachine) {
                    "would take 4398046773248 bytes (4096.0 GiB) in all, over its memory limit of " +
                        fmt::format("{} bytes", default_replay_memory_limit()));
   EXPECT_THROW_MSG(replay_trace(trace, options), TraceError, ", half of this machine's memory;");
+}
+
+}  // namespace
+}  // namespace ranklab
+
+namespace ranklab {
+namespace {
+
+//! Replay carries compute through: compute events (labelled, with layer and micro-batch)
+//! and unlabelled amounts go on the same operations of the replayed trace, compute_after
+//! too; the virtual times of a timed recording are left out (the replay's timing writes
+//! them again).
+TEST(ReplayTest, ComputeIsCarriedThrough) {
+  TraceBuilder b(2);
+  b.compute_event(0, {.label = "forward", .layer = 0, .microbatch = 1, .flops = 4096,
+                      .vt_start_ns = 0, .vt_end_ns = 5});
+  b.send(0, 1, DataType::f32, 4, 0);
+  b.compute(1, {.flops = 2e9});
+  b.recv(1, 0, DataType::f32, 4, 0);
+  b.compute_event(1, {.label = "backward", .layer = 0, .microbatch = 1, .seconds = 0.5});
+  const Trace trace = b.build().trace;
+  ReplayOptions options;
+  options.cluster = ClusterParam{2, "rank-order", 1}.options();
+  auto sink = std::make_shared<MemorySink>();
+  options.cluster.trace_sink = sink;
+  ASSERT_TRUE(reproduced(replay_trace(trace, options)));
+  const Trace& replayed = sink->trace();
+  ASSERT_EQ(replayed.ranks[0].size(), 1u);
+  ComputeWork expected;
+  expected.add(ComputeItem{.label = "forward", .layer = 0, .microbatch = 1, .flops = 4096});
+  EXPECT_EQ(replayed.ranks[0][0].compute, expected);
+  EXPECT_EQ(replayed.ranks[1][0].compute, trace.ranks[1][0].compute);
+  EXPECT_TRUE(replayed.ranks[1][0].compute.items.empty());  // still an unlabelled amount
+  EXPECT_EQ(replayed.ranks[1][0].compute_after, trace.ranks[1][0].compute_after);
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ TEST(RoundTripTest, HeaderLineIsExact) {
   trace.header.groups = {{"world", {0, 1}}, {"pp[1,0]", {1, 0}}};
   trace.header.config = {{"seed", 3}, {"policy", "rank-order"}};
   trace.ranks.resize(2);
-  EXPECT_EQ(to_text(trace), R"({"format":"ranklab-trace","version":"1.1","world_size":2,"groups":[)"
+  EXPECT_EQ(to_text(trace), R"({"format":"ranklab-trace","version":"1.2","world_size":2,"groups":[)"
                             R"({"name":"world","ranks":[0,1]},{"name":"pp[1,0]","ranks":[1,0]}],)"
                             R"("config":{"policy":"rank-order","seed":3}})"
                             "\n");
@@ -80,6 +80,42 @@ TEST(RoundTripTest, EventLinesAreExact) {
   EXPECT_EQ(format_event(trace.ranks[0][9], header),
             R"({"rank":0,"rank_seq":9,"op":"barrier","group":"world","dtype":"u8","count":0,)"
             R"("bytes":0,"coll_seq":6,"lamport":11})");
+}
+
+//! Compute events (1.2) are written in order with only the members that are set, read back
+//! equal, and sum into the work's totals; an unlabelled amount keeps the 1.1 object form.
+TEST(RoundTripTest, ComputeEventsRoundTrip) {
+  Trace trace = sample_trace();
+  TraceEvent& e = trace.ranks[0][0];
+  e.compute.add({.label = "forward", .layer = 2, .microbatch = 1, .chunk = 0, .flops = 4096});
+  e.compute.add({.label = "backward \"x\"", .layer = 2, .microbatch = 1, .seconds = 0.5,
+                 .vt_start_ns = 10, .vt_end_ns = 20});
+  trace.ranks[1].back().compute_after = {.flops = 3};
+  EXPECT_DOUBLE_EQ(e.compute.flops, 4096);
+  EXPECT_DOUBLE_EQ(e.compute.seconds, 0.5);
+  const std::string line = format_event(e, trace.header);
+  EXPECT_NE(line.find(R"("compute":[{"label":"forward","layer":2,"mb":1,"chunk":0,"flops":4096},)"
+                      R"({"label":"backward \"x\"","layer":2,"mb":1,"s":0.5,"vt_start_ns":10,)"
+                      R"("vt_end_ns":20}])"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(format_event(trace.ranks[1].back(), trace.header).find(R"("compute_after":{"flops":3})"),
+            std::string::npos);
+  const Trace back = from_text(to_text(trace));
+  EXPECT_EQ(back, trace);
+  EXPECT_DOUBLE_EQ(back.ranks[0][0].compute.flops, 4096);
+}
+
+//! A 1.1 trace (compute as one amount) still reads, as an unlabelled amount.
+TEST(RoundTripTest, VersionOneOneComputeStillReads) {
+  Trace trace = sample_trace();
+  trace.header.version = "1.1";
+  trace.ranks[0][0].compute = {.flops = 2e9, .seconds = 0.25};
+  const std::string text = to_text(trace);
+  EXPECT_NE(text.find(R"("compute":{"flops":2000000000,"s":0.25})"), std::string::npos) << text;
+  const Trace back = from_text(text);
+  EXPECT_EQ(back, trace);
+  EXPECT_TRUE(back.ranks[0][0].compute.items.empty());
 }
 
 //! A 1.0 trace (no wait points) reads, keeps its version, and writes back byte for byte.

@@ -1,10 +1,13 @@
 // Checks a Chrome Trace Event Format document against the format's rules, as the
 // Perfetto export tests need them: every event has ph, ts, pid, tid and name; complete
 // events have a non-negative dur; every flow start has exactly one finish with the same
-// id, category and name, no earlier than the start.
+// id, category and name, no earlier than the start. ranklab's message arrows ("msg S:Q")
+// must also leave from inside their send's slice and land on their receive's completion
+// (the last nanosecond of its slice), never before they left.
 #pragma once
 
 #include <map>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
@@ -50,6 +53,42 @@ inline std::vector<std::string> chrome_trace_problems(const nlohmann::json& doc)
   for (const auto& [key, times] : finishes) {
     if (!starts.contains(key))
       problems.push_back("flow " + std::get<2>(key).dump() + ": finish without start");
+  }
+  // Message arrows against their slices: [ts, ts + dur] of the send and the receive whose
+  // args carry the message id.
+  std::map<std::pair<std::string, std::string>, std::pair<double, double>> slices;  // op, msg
+  for (const nlohmann::json& event : doc["traceEvents"]) {
+    if (event.value("ph", "") != "X" || !event.contains("args") || !event["args"].is_object())
+      continue;
+    const nlohmann::json& args = event["args"];
+    if (!args.contains("msg") || !args.contains("op")) continue;
+    const double ts = event.value("ts", 0.0);
+    slices[{args["op"].get<std::string>(), args["msg"].get<std::string>()}] = {
+        ts, ts + event.value("dur", 0.0)};
+  }
+  constexpr double kSlack = 1e-6;  // µs
+  for (const nlohmann::json& event : doc["traceEvents"]) {
+    const std::string ph = event.value("ph", "");
+    const std::string name = event.value("name", "");
+    if ((ph != "s" && ph != "f") || event.value("cat", "") != "message" ||
+        name.rfind("msg ", 0) != 0)
+      continue;
+    const std::string msg = name.substr(4);
+    const auto it = slices.find({ph == "s" ? "send" : "recv", msg});
+    if (it == slices.end()) {
+      problems.push_back("flow " + name + ": no " + (ph == "s" ? "send" : "recv") + " slice");
+      continue;
+    }
+    const auto [from, to] = it->second;
+    const double ts = event.value("ts", 0.0);
+    if (ts < from - kSlack || ts > to + kSlack) {
+      problems.push_back("flow " + name + ": " + ph + " at " + std::to_string(ts) +
+                         " is outside its slice [" + std::to_string(from) + ", " +
+                         std::to_string(to) + "]");
+    } else if (ph == "f" && ts < to - 1e-3 - kSlack) {
+      problems.push_back("flow " + name + ": lands at " + std::to_string(ts) +
+                         ", not on the receive's completion " + std::to_string(to));
+    }
   }
   return problems;
 }

@@ -100,6 +100,28 @@ TEST_F(CliToolsTest, ExportWritesPerfettoAndHtml) {
   EXPECT_NE(tools_testing::read_text(html_path).find("<!DOCTYPE html>"), std::string::npos);
 }
 
+//! A 1F1B step timed with --cost: every arrow of its Perfetto export leaves its send and
+//! lands on its receive's completion (before the fix 20 of 32 ended before they started),
+//! and each rank's compute events are slices on its compute thread.
+TEST_F(CliToolsTest, TimedPipelineExportArrowsAndComputeSlices) {
+  const std::string trace = record(
+      "1f1b.jsonl", "--schedule 1f1b --microbatches 4 --cost alpha=1e-6,beta=1e9,flops=1e12");
+  const auto json_path = dir_ / "1f1b.json";
+  const CommandResult run =
+      ranklab("export " + trace + " --perfetto " + shell_quoted(json_path));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto doc = nlohmann::json::parse(tools_testing::read_text(json_path));
+  EXPECT_EQ(tools_testing::chrome_trace_problems(doc), std::vector<std::string>{});
+  std::size_t arrows = 0, compute = 0;
+  for (const auto& event : doc["traceEvents"]) {
+    arrows += event["ph"] == "s" ? 1 : 0;
+    compute += event.value("cat", "") == "compute" ? 1 : 0;
+  }
+  EXPECT_EQ(arrows, 32u);
+  // A forward and a backward per layer (2 per stage), micro-batch (4) and rank (8).
+  EXPECT_EQ(compute, 2u * 2 * 4 * 8);
+}
+
 //! A missing trace: exit 1 and "file: reason" on one line.
 TEST_F(CliToolsTest, MissingTraceExits1) {
   const CommandResult run = ranklab("stats " + shell_quoted(dir_ / "nope.jsonl"));

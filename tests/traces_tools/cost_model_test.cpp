@@ -213,8 +213,13 @@ TEST(VirtualTimeTest, AnnotatedTraceRoundTripsAndExportsUseIt) {
   std::ostringstream out;
   write_trace(out, trace);
   const std::string text = out.str();
-  EXPECT_NE(text.find(R"("compute":{"flops":1.5,"s":0.25})"), std::string::npos) << text;
-  EXPECT_NE(text.find(R"("compute_after":{"s":0.125})"), std::string::npos) << text;
+  // Timed, an unlabelled amount becomes one compute event that carries its times (1.2).
+  EXPECT_NE(text.find(R"("compute":[{"flops":1.5,"s":0.25,"vt_start_ns":0,"vt_end_ns":250000000}])"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"("compute_after":[{"s":0.125,"vt_start_ns":250001040,"vt_end_ns":375001040}])"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find(R"("vt_post_ns":250000000,"vt_end_ns":250001040})"), std::string::npos)
       << text;
   std::istringstream in(text);
@@ -279,7 +284,58 @@ TEST(TraceBuilderTest, MatchesMessagesAndReportsOrphans) {
   ASSERT_EQ(result.unmatched.size(), 2u);  // rank 2's two sends
   EXPECT_EQ(result.unmatched[0], (EventRef{2, 0}));
   EXPECT_EQ(result.trace.ranks[1][1].in_flight, (std::vector<std::uint64_t>{0}));
-  EXPECT_EQ(result.trace.header.version, "1.1");
+  EXPECT_EQ(result.trace.header.version, "1.2");
+}
+
+}  // namespace
+}  // namespace ranklab
+
+namespace ranklab {
+namespace {
+
+//! `layer=` prices every compute event with a layer (a backward twice) in place of its
+//! FLOPs; FLOPs of other events still take the FLOP rate; per-rank time splits into compute
+//! and communication.
+TEST(VirtualTimeTest, LayerTimeAndFlopRatePriceComputeEvents) {
+  TraceBuilder b(2);
+  b.compute_event(0, {.label = "forward", .layer = 0, .microbatch = 0, .flops = 1e12});
+  b.compute_event(0, {.label = "backward", .layer = 0, .microbatch = 0, .flops = 2e12});
+  b.compute_event(0, {.label = "optimizer", .flops = 1e9});
+  b.send(0, 1, DataType::u8, 1000, 0);
+  b.recv(1, 0, DataType::u8, 1000, 0);
+  const Trace trace = built(b);
+  const CostModel layered = CostModel::parse("alpha=1e-3,beta=1e6,flops=1e12,layer=0.5");
+  const VirtualTimes t = simulate(trace, layered);
+  EXPECT_DOUBLE_EQ(t.ranks[0].compute, 0.5 + 1.0 + 1e-3);
+  EXPECT_DOUBLE_EQ(t.ranks[0].comm, 1e-3 + 1000 / 1e6);
+  EXPECT_DOUBLE_EQ(t.ranks[1].compute, 0);
+  ASSERT_EQ(t.operations[0][0].compute.size(), 3u);
+  EXPECT_DOUBLE_EQ(t.operations[0][0].compute[1].first, 0.5);
+  EXPECT_DOUBLE_EQ(t.operations[0][0].compute[1].second, 1.5);
+  // Without layer=, the FLOPs count.
+  const VirtualTimes flops = simulate(trace, CostModel::parse("alpha=1e-3,beta=1e6,flops=1e12"));
+  EXPECT_DOUBLE_EQ(flops.ranks[0].compute, 3.0 + 1e-3);
+  const std::string text = format_virtual_times(flops, kModel);
+  EXPECT_NE(text.find("compute"), std::string::npos);
+  EXPECT_NE(text.find("comm"), std::string::npos);
+}
+
+//! A FLOP rate on a trace without compute, and FLOPs without a rate, are said, not silent.
+TEST(VirtualTimeTest, UnusedComputePricesAreNoted) {
+  TraceBuilder b(2);
+  b.send(0, 1, DataType::u8, 10, 0);
+  b.recv(1, 0, DataType::u8, 10, 0);
+  const Trace plain = built(b);
+  const CostModel rate = CostModel::parse("alpha=1e-6,beta=1e10,flops=1e12");
+  EXPECT_NE(format_virtual_times(simulate(plain, rate), rate).find("records no compute"),
+            std::string::npos);
+  TraceBuilder c(1);
+  c.compute_event(0, {.label = "forward", .flops = 5});
+  c.collective(0, OpKind::barrier, DataType::u8, 0);
+  const Trace flops = built(c);
+  EXPECT_NE(format_virtual_times(simulate(flops, kModel), kModel).find("FLOPs only"),
+            std::string::npos);
+  EXPECT_EQ(format_virtual_times(simulate(flops, rate), rate).find("note:"), std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The Perfetto / Chrome Trace Event export follows the format's rules and maps ranks,
 // operations and messages as export_perfetto.hpp says.
 #include "traces/export_perfetto.hpp"
+#include "traces/trace_builder.hpp"
+#include "traces/virtual_time.hpp"
 
 #include <gtest/gtest.h>
 
@@ -108,6 +110,45 @@ TEST(ExportPerfettoTest, UnwritablePathNamesIt) {
               std::string::npos)
         << e.what();
   }
+}
+
+}  // namespace
+}  // namespace ranklab
+
+namespace ranklab {
+namespace {
+
+//! A timed trace's compute events are slices on each rank's compute thread, named by label,
+//! layer, micro-batch and chunk, where the cost model put them.
+TEST(ExportPerfettoTest, ComputeSlicesOnVirtualTime) {
+  TraceBuilder b(2);
+  b.compute_event(0, {.label = "forward", .layer = 1, .microbatch = 2, .chunk = 0, .seconds = 1e-3});
+  b.send(0, 1, DataType::f32, 4, 0);
+  b.recv(1, 0, DataType::f32, 4, 0);
+  b.compute_event(1, {.label = "backward", .layer = 1, .microbatch = 2, .seconds = 2e-3});
+  Trace trace = b.build().trace;
+  annotate(trace, simulate(trace, CostModel::alpha_beta(1e-6, 1e9)));
+  std::ostringstream out;
+  write_perfetto(out, trace);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(tools_testing::chrome_trace_problems(doc), std::vector<std::string>{});
+  std::vector<nlohmann::json> compute;
+  for (const auto& event : doc["traceEvents"]) {
+    if (event.value("cat", "") == "compute") compute.push_back(event);
+  }
+  ASSERT_EQ(compute.size(), 2u);
+  EXPECT_EQ(compute[0]["name"], "forward L1 m2 c0");
+  EXPECT_EQ(compute[0]["pid"], 1);
+  EXPECT_EQ(compute[0]["tid"], 3);  // beside the operations thread (tid 1)
+  EXPECT_DOUBLE_EQ(compute[0]["ts"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(compute[0]["dur"].get<double>(), 1000);
+  EXPECT_EQ(compute[1]["name"], "backward L1 m2");
+  EXPECT_DOUBLE_EQ(compute[1]["dur"].get<double>(), 2000);
+  // Untimed, there is no axis for compute: no slices.
+  Trace plain = b.build().trace;
+  std::ostringstream untimed;
+  write_perfetto(untimed, plain);
+  EXPECT_EQ(untimed.str().find("\"compute\""), std::string::npos);
 }
 
 }  // namespace
