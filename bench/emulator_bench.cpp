@@ -37,8 +37,9 @@
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/fiber.hpp>
 
-#include "collectives/communicator.hpp"
-#include "emulator/cluster.hpp"
+#include "collectives/cluster.hpp"
+#include "emulator/engine.hpp"
+#include "emulator/rank.hpp"
 
 namespace ranklab::bench {
 namespace {
@@ -56,26 +57,47 @@ ClusterOptions cluster_options(std::int64_t world, std::int64_t threads) {
   return options;
 }
 
-/// Runs one cluster of `options.world_size` ranks. Each rank calls `make_step(context,
-/// comm)` once to build its step (buffers are allocated there, outside the timing), runs
-/// the step `warmup` times, enters a barrier, then runs it once per benchmark iteration;
-/// rank 0's iterations are the timed loop. A failed run is reported as the benchmark's
-/// error (the state loop may then have stopped early, which SkipWithError allows).
+/// One rank's part of a benchmark: runs `step` `warmup` times, meets the others through
+/// `barrier`, then runs it once per benchmark iteration; rank 0's iterations are the timed
+/// loop.
+template <typename Step, typename Barrier>
+void run_rank_steps(benchmark::State& state, benchmark::IterationCount iterations, int rank,
+                    int warmup, Step& step, Barrier barrier) {
+  for (int i = 0; i < warmup; ++i) step();
+  barrier();
+  if (rank == 0) {
+    for (auto _ : state) step();
+  } else {
+    for (benchmark::IterationCount i = 0; i < iterations; ++i) step();
+  }
+}
+
+/// Runs one cluster of `options.world_size` ranks through the Communicator. Each rank calls
+/// `make_step(comm)` once to build its step (buffers are allocated there, outside the
+/// timing), then run_rank_steps. A failed run is reported as the benchmark's error (the
+/// state loop may then have stopped early, which SkipWithError allows).
 template <typename MakeStep>
 void run_steps(benchmark::State& state, const ClusterOptions& options, Algorithm algorithm,
                MakeStep make_step, int warmup = kWarmup) {
   const benchmark::IterationCount iterations = state.max_iterations;
-  Cluster cluster(options);
-  const RunReport report = cluster.run([&](RankContext& context) {
-    Communicator comm(context, algorithm);
-    auto step = make_step(context, comm);
-    for (int i = 0; i < warmup; ++i) step();
-    comm.barrier();
-    if (context.rank() == 0) {
-      for (auto _ : state) step();
-    } else {
-      for (benchmark::IterationCount i = 0; i < iterations; ++i) step();
-    }
+  Cluster cluster(options, algorithm);
+  const RunReport report = cluster.run([&](Communicator& comm) {
+    auto step = make_step(comm);
+    run_rank_steps(state, iterations, comm.rank(), warmup, step, [&comm] { comm.barrier(); });
+  });
+  if (!report.ok()) state.SkipWithError(report.summary.c_str());
+}
+
+/// The same on the fabric directly (the emulator's RankContext, below the Communicator):
+/// `make_step(context)` builds the step.
+template <typename MakeStep>
+void run_raw_steps(benchmark::State& state, const ClusterOptions& options, MakeStep make_step) {
+  const benchmark::IterationCount iterations = state.max_iterations;
+  Engine engine(options);
+  const RunReport report = engine.run([&](RankContext& context) {
+    auto step = make_step(context);
+    run_rank_steps(state, iterations, context.rank(), kWarmup, step,
+                   [&context] { context.barrier(context.world()); });
   });
   if (!report.ok()) state.SkipWithError(report.summary.c_str());
 }
@@ -91,7 +113,7 @@ void BM_PingPong(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(1));
   ClusterOptions options = cluster_options(2, state.range(0));
   options.pin_threads = state.range(2) != 0;
-  run_steps(state, options, Algorithm::direct, [count](RankContext&, Communicator& comm) {
+  run_steps(state, options, Algorithm::direct, [count](Communicator& comm) {
     return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
       const std::span<float> data(buf);
       if (comm.rank() == 0) {
@@ -111,8 +133,7 @@ void BM_PingPong(benchmark::State& state) {
 /// funnel: the difference between the two is the API's own cost.
 void BM_PingPongRaw(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(1));
-  run_steps(state, cluster_options(2, state.range(0)), Algorithm::direct,
-            [count](RankContext& context, Communicator&) {
+  run_raw_steps(state, cluster_options(2, state.range(0)), [count](RankContext& context) {
               return [&context, buf = std::vector<float>(count, 1.0f)]() mutable {
                 const Group& world = context.world();
                 const MutableBuffer data = as_mutable_buffer(std::span<float>(buf));
@@ -134,7 +155,7 @@ void BM_PingPongRaw(benchmark::State& state) {
 void BM_RingLap(benchmark::State& state) {
   const std::int64_t world = state.range(1);
   run_steps(state, cluster_options(world, state.range(0)), Algorithm::direct,
-            [](RankContext&, Communicator& comm) {
+            [](Communicator& comm) {
               return [&comm, token = 1.0f]() mutable {
                 const int n = comm.size(), me = comm.rank();
                 const std::span<float> data(&token, 1);
@@ -157,7 +178,7 @@ void BM_RingLap(benchmark::State& state) {
 
 void BM_Barrier(benchmark::State& state) {
   run_steps(state, cluster_options(state.range(1), state.range(0)), Algorithm::direct,
-            [](RankContext&, Communicator& comm) { return [&comm] { comm.barrier(); }; });
+            [](Communicator& comm) { return [&comm] { comm.barrier(); }; });
 }
 
 /// all_reduce (sum) of `count` floats per rank through the Communicator, with the
@@ -178,7 +199,7 @@ void BM_AllReduce(benchmark::State& state) {
   state.SetLabel(std::string(to_string(algorithm)));
   run_steps(
       state, cluster_options(state.range(2), state.range(0)), algorithm,
-      [count](RankContext&, Communicator& comm) {
+      [count](Communicator& comm) {
         return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
           comm.all_reduce(std::span<float>(buf));
         };
@@ -196,7 +217,7 @@ void BM_Rooted(benchmark::State& state) {
   state.SetLabel(std::string(to_string(algorithm)));
   run_steps(
       state, cluster_options(state.range(2), state.range(0)), algorithm,
-      [count](RankContext&, Communicator& comm) {
+      [count](Communicator& comm) {
         return [&comm, buf = std::vector<float>(count, 1.0f)]() mutable {
           if constexpr (kReduce) {
             comm.reduce(as_mutable_buffer(std::span<float>(buf)));
@@ -213,8 +234,8 @@ void BM_Rooted(benchmark::State& state) {
 /// (argument checks, fingerprint, Work): the difference is the API's own cost.
 void BM_AllReduceRaw(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(1));
-  run_steps(state, cluster_options(state.range(2), state.range(0)), Algorithm::direct,
-            [count](RankContext& context, Communicator&) {
+  run_raw_steps(state, cluster_options(state.range(2), state.range(0)),
+                [count](RankContext& context) {
               return [&context, buf = std::vector<float>(count, 1.0f)]() mutable {
                 context.all_reduce(context.world(), as_mutable_buffer(std::span<float>(buf)),
                                    ReduceOp::sum);
@@ -231,7 +252,7 @@ void BM_ClusterStartup(benchmark::State& state) {
   const ClusterOptions options = cluster_options(state.range(1), state.range(0));
   for (auto _ : state) {
     Cluster cluster(options);
-    const RunReport report = cluster.run([](RankContext&) {});
+    const RunReport report = cluster.run([](Communicator&) {});
     if (!report.ok()) {
       state.SkipWithError(report.summary.c_str());
       break;

@@ -33,8 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/communicator.hpp"
-#include "emulator/cluster.hpp"
+#include "collectives/cluster.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/sink.hpp"
@@ -60,10 +59,7 @@ Trace record(const Program& program, int steps) {
   auto sink = std::make_shared<MemorySink>();
   options.trace_sink = sink;
   Cluster cluster(options);
-  const RunReport report = cluster.run([&](RankContext& context) {
-    Communicator comm(context);
-    program(comm, steps);
-  });
+  const RunReport report = cluster.run([&](Communicator& comm) { program(comm, steps); });
   if (!report.ok()) throw std::runtime_error("recording failed: " + report.summary);
   return sink->trace();
 }

@@ -16,8 +16,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "collectives/communicator.hpp"
-#include "emulator/cluster.hpp"
+#include "collectives/cluster.hpp"
 #include "model/parallel_step.hpp"
 #include "model/pipeline_step.hpp"
 #include "model/problem.hpp"
@@ -40,8 +39,7 @@ void BM_SeedStep(benchmark::State& state) {
   const benchmark::IterationCount iterations = state.max_iterations;
 
   Cluster cluster(options);
-  const RunReport report = cluster.run([&](RankContext& context) {
-    Communicator world(context, Algorithm::direct);
+  const RunReport report = cluster.run([&](Communicator& world) {
     ParallelLayout layout(world, kSeedLayout);
     const Coords& c = layout.coords();
     const StepOptions step_options;
@@ -55,7 +53,7 @@ void BM_SeedStep(benchmark::State& state) {
       world.barrier();
     };
     for (int i = 0; i < kWarmup; ++i) step();
-    if (context.rank() == 0) {
+    if (world.rank() == 0) {
       for (auto _ : state) step();
     } else {
       for (benchmark::IterationCount i = 0; i < iterations; ++i) step();

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/output_file.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab::cli {
 

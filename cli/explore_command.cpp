@@ -14,7 +14,7 @@
 #include "cli/explore.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_diagnosis.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "traces/jsonl.hpp"
 
 namespace ranklab::cli {

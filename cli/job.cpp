@@ -9,8 +9,8 @@
 #include "cli/scenarios.hpp"
 #include "cli/trace_input_flags.hpp"
 #include "cli/train_command.hpp"
-#include "emulator/cluster.hpp"
-#include "emulator/errors.hpp"
+#include "collectives/cluster.hpp"
+#include "comm/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
 
@@ -63,12 +63,10 @@ class ScenarioJob final : public Job {
         options.send_mode.to_string(), to_string(algorithm_));
     ScenarioOutput output(options.world_size);
     const SendMode send_mode = options.send_mode;
-    Cluster cluster(std::move(options));
+    Cluster cluster(std::move(options), algorithm_);
     JobOutcome out;
-    out.report = cluster.run([&](RankContext& context) {
-      Communicator comm(context, algorithm_);
-      scenario_.body(comm, params_, output);
-    });
+    out.report =
+        cluster.run([&](Communicator& comm) { scenario_.body(comm, params_, output); });
     for (const auto& line : output.lines()) {
       text << line << "\n";
       out.results += line + "\n";

@@ -5,7 +5,7 @@
 
 #include <iostream>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
 #include "cli/trace_input_flags.hpp"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "cli/schedule_dry_run.hpp"
 #include "model/schedule_builders.hpp"
 #include "model/schedule_text.hpp"
 
@@ -108,7 +109,7 @@ int schedule_command(const ScheduleFlags& flags) {
                                                   .virtual_stages = flags.virtual_stages})
                                 : read_schedule_file(flags.file);
   if (!flags.save.empty()) write_schedule_file(flags.save, schedule);
-  const ScheduleVerdict verdict = validate_schedule(schedule);
+  const ScheduleVerdict verdict = validate_schedule(schedule, emulator_dry_runner());
   if (!flags.file.empty()) fmt::print(std::cout, "file: {}\n", flags.file);
   print_schedule(std::cout, schedule);
   fmt::print(std::cout, "\n");

@@ -6,11 +6,12 @@
 #include <chrono>
 #include <iostream>
 
-#include "emulator/cluster.hpp"
-#include "emulator/errors.hpp"
+#include "collectives/cluster.hpp"
+#include "comm/errors.hpp"
 #include "model/parallel_step.hpp"
 #include "traces/output_file.hpp"
 #include "cli/run_diagnosis.hpp"
+#include "cli/schedule_dry_run.hpp"
 #include "model/schedule_builders.hpp"
 #include "traces/hash.hpp"
 #include "traces/jsonl.hpp"
@@ -140,9 +141,8 @@ ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
   run.results.resize(static_cast<std::size_t>(spec.layout.world_size()));
   spdlog::info("starting {} ranks: {}", spec.layout.world_size(), spec.layout.describe());
   const auto start = Clock::now();
-  Cluster cluster(std::move(options));
-  run.report = cluster.run([&](RankContext& context) {
-    Communicator world(context, algorithm);
+  Cluster cluster(std::move(options), algorithm);
+  run.report = cluster.run([&](Communicator& world) {
     // Each rank writes only its own slot, so threads never share an element.
     run.results[static_cast<std::size_t>(world.rank())] =
         run_parallel_rank<Scalar>(world, spec.layout, problem, spec.step);
@@ -249,7 +249,7 @@ class PreparedJob final : public TrainJob::Impl {
       : Impl(std::move(spec), flags, std::move(cost)),
         // The schedule is validated before any rank runs it (the built-in ones always pass).
         schedule_(build_schedule(spec_.step.schedule_spec(spec_.layout.pp))),
-        verdict_(validate_schedule(schedule_)) {
+        verdict_(validate_schedule(schedule_, emulator_dry_runner())) {
     if (!verdict_.ok()) throw ScheduleError(verdict_.problem);
     data_ = load_job_data<Scalar>(spec_);
     const auto start = Clock::now();

@@ -3,7 +3,7 @@
 # that finds the same Debian packages.
 include(CMakePackageConfigHelpers)
 
-set(RANKLAB_EXPORTED_TARGETS ranklab_warnings ranklab_traces ranklab_emulator ranklab_collectives)
+set(RANKLAB_EXPORTED_TARGETS ranklab_warnings ranklab_traces ranklab_comm ranklab_emulator ranklab_collectives)
 if(TARGET ranklab_model)
   list(APPEND RANKLAB_EXPORTED_TARGETS ranklab_model)
 endif()
@@ -13,7 +13,7 @@ install(TARGETS ${RANKLAB_EXPORTED_TARGETS} EXPORT ranklabTargets
 if(TARGET ranklab)
   install(TARGETS ranklab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-foreach(module traces emulator collectives model)
+foreach(module traces comm emulator collectives model)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ranklab/${module}
     FILES_MATCHING PATTERN "*.hpp")

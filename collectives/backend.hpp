@@ -1,5 +1,27 @@
-// What a Communicator needs from the machinery underneath: the emulator's fabric today,
-// MPI later. Model code never sees this interface, so it runs unchanged on either.
+// The seam between the Communicator and the machinery underneath it: the emulator's fabric
+// (collectives/emulator_backend.hpp) or real processes (MPI). A rank program is a function
+// of a Communicator&; the Communicator checks arguments, picks the algorithm and runs it as
+// calls on a Backend, so the same program runs on either. The interface uses only the
+// shared vocabulary of comm/ (buffers, collective arguments, fingerprints, receive
+// matching, errors) and Work: no emulator type crosses it.
+//
+// The contract a backend keeps:
+//  - Ranks are group ranks unless named global; a non-member's rank() is -1 and it may only
+//    ask for size, names and new_group.
+//  - isend/irecv: MPI's matching (FIFO per source and tag, kAnySource, kAnyTag never
+//    matching tags from kFirstReservedTag up); a receive buffer may be larger than the
+//    message; a smaller one or a different dtype is a MismatchError on both sides.
+//  - native_collective: the backend's own one-step collective, with the same signature
+//    checks; a reduction combines the members' buffers in ascending group rank whatever
+//    the arrival order, so `direct` gives bitwise the same result on every backend.
+//  - begin_collective/end_collective bracket every collective, native or not: the
+//    fingerprint check (MismatchError naming every member's call) and the call's sequence
+//    number, from which the algorithms' tags are made.
+//  - Asynchronous completion only through Work: a backend returns Work::make<Impl>(...)
+//    with its own detail::WorkImpl (collectives/work.hpp), or an empty Work when the call
+//    has already completed.
+//  - Failures are the exceptions of comm/errors.hpp (DeadlockError, PeerAbortedError,
+//    MismatchError, TimeoutError) and UsageError for bad arguments.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +32,9 @@
 
 #include "collectives/scratch_pool.hpp"
 #include "collectives/work.hpp"
-#include "emulator/buffer.hpp"
-#include "emulator/collective_args.hpp"
-#include "emulator/fingerprint.hpp"
+#include "comm/buffer.hpp"
+#include "comm/collective_args.hpp"
+#include "comm/fingerprint.hpp"
 
 namespace ranklab {
 
@@ -62,11 +84,5 @@ class Backend {
  private:
   ScratchPool scratch_;
 };
-
-class RankContext;
-class Group;
-
-/// The backend of the emulator: a group of the fabric, used by the rank `context`.
-std::shared_ptr<Backend> make_emulator_backend(RankContext& context, const Group& group);
 
 }  // namespace ranklab

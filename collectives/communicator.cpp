@@ -5,8 +5,7 @@
 
 #include "collectives/algorithms/algorithm.hpp"
 #include "collectives/tags.hpp"
-#include "emulator/errors.hpp"
-#include "emulator/rank.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab {
 namespace {
@@ -37,9 +36,6 @@ void check_user_tag(int tag, bool receive) {
 }
 
 }  // namespace
-
-Communicator::Communicator(RankContext& context, Algorithm algorithm)
-    : Communicator(make_emulator_backend(context, context.world()), algorithm) {}
 
 Communicator::Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm)
     : backend_(std::move(backend)), algorithm_(algorithm) {
@@ -171,28 +167,28 @@ Work Communicator::ibarrier(const BarrierOptions& options) {
   return run_collective(barrier_args(), options.algorithm);
 }
 void Communicator::barrier(const BarrierOptions& options) {
-  run_collective(barrier_args(), options.algorithm, Completion::wait);
+  run_collective(barrier_args(), options.algorithm, Completion::wait).wait();
 }
 
 Work Communicator::iall_reduce(MutableBuffer data, const AllReduceOptions& options) {
   return run_collective(all_reduce_args(data, options), options.algorithm);
 }
 void Communicator::all_reduce(MutableBuffer data, const AllReduceOptions& options) {
-  run_collective(all_reduce_args(data, options), options.algorithm, Completion::wait);
+  run_collective(all_reduce_args(data, options), options.algorithm, Completion::wait).wait();
 }
 
 Work Communicator::ibroadcast(MutableBuffer data, const BroadcastOptions& options) {
   return run_collective(broadcast_args(data, options), options.algorithm);
 }
 void Communicator::broadcast(MutableBuffer data, const BroadcastOptions& options) {
-  run_collective(broadcast_args(data, options), options.algorithm, Completion::wait);
+  run_collective(broadcast_args(data, options), options.algorithm, Completion::wait).wait();
 }
 
 Work Communicator::ireduce(MutableBuffer data, const ReduceOptions& options) {
   return run_collective(reduce_args(data, options), options.algorithm);
 }
 void Communicator::reduce(MutableBuffer data, const ReduceOptions& options) {
-  run_collective(reduce_args(data, options), options.algorithm, Completion::wait);
+  run_collective(reduce_args(data, options), options.algorithm, Completion::wait).wait();
 }
 
 Work Communicator::iall_gather(ConstBuffer input, MutableBuffer output,
@@ -201,7 +197,7 @@ Work Communicator::iall_gather(ConstBuffer input, MutableBuffer output,
 }
 void Communicator::all_gather(ConstBuffer input, MutableBuffer output,
                               const AllGatherOptions& options) {
-  run_collective(all_gather_args(input, output), options.algorithm, Completion::wait);
+  run_collective(all_gather_args(input, output), options.algorithm, Completion::wait).wait();
 }
 
 Work Communicator::ireduce_scatter(ConstBuffer input, MutableBuffer output,
@@ -211,14 +207,14 @@ Work Communicator::ireduce_scatter(ConstBuffer input, MutableBuffer output,
 void Communicator::reduce_scatter(ConstBuffer input, MutableBuffer output,
                                   const ReduceScatterOptions& options) {
   run_collective(reduce_scatter_args(input, output, options), options.algorithm,
-                 Completion::wait);
+                 Completion::wait).wait();
 }
 
 Work Communicator::igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options) {
   return run_collective(gather_args(input, output, options), options.algorithm);
 }
 void Communicator::gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options) {
-  run_collective(gather_args(input, output, options), options.algorithm, Completion::wait);
+  run_collective(gather_args(input, output, options), options.algorithm, Completion::wait).wait();
 }
 
 Work Communicator::iscatter(ConstBuffer input, MutableBuffer output,
@@ -227,7 +223,7 @@ Work Communicator::iscatter(ConstBuffer input, MutableBuffer output,
 }
 void Communicator::scatter(ConstBuffer input, MutableBuffer output,
                            const ScatterOptions& options) {
-  run_collective(scatter_args(input, output, options), options.algorithm, Completion::wait);
+  run_collective(scatter_args(input, output, options), options.algorithm, Completion::wait).wait();
 }
 
 Work Communicator::iall_to_all(ConstBuffer input, MutableBuffer output,
@@ -236,7 +232,7 @@ Work Communicator::iall_to_all(ConstBuffer input, MutableBuffer output,
 }
 void Communicator::all_to_all(ConstBuffer input, MutableBuffer output,
                               const AllToAllOptions& options) {
-  run_collective(all_to_all_args(input, output), options.algorithm, Completion::wait);
+  run_collective(all_to_all_args(input, output), options.algorithm, Completion::wait).wait();
 }
 
 Work Communicator::iall_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,

@@ -1,7 +1,10 @@
 // The communicator API that rank programs are written against: torch.distributed / c10d
-// in C++. A Communicator is one process group as seen by one member; ranks are group
-// ranks. Every call goes through one funnel (NCCL's ncclEnqueueCheck idea) that checks
-// arguments, picks the algorithm, and runs it on the backend.
+// in C++. A rank program is a function of a Communicator& (its world); the same function
+// runs on the emulator (Cluster::run) or on another backend, since a Communicator sees only
+// the Backend interface (backend.hpp). A Communicator is one process group as seen by one
+// member; ranks are group ranks. Every call goes through one funnel (NCCL's
+// ncclEnqueueCheck idea) that checks arguments, picks the algorithm, and runs it on the
+// backend.
 #pragma once
 
 #include <memory>
@@ -13,20 +16,19 @@
 #include "collectives/backend.hpp"
 #include "collectives/options.hpp"
 #include "collectives/work.hpp"
-#include "emulator/buffer.hpp"
+#include "comm/buffer.hpp"
 
 namespace ranklab {
 
-class RankContext;
 struct PerPeerCounts;
 
 /// Every blocking call may throw DeadlockError, PeerAbortedError, MismatchError,
 /// TimeoutError (the run is ending; let them propagate) or UsageError (bad arguments).
 class Communicator {
  public:
-  /// The world of the emulator rank `context`; `algorithm` is the default for every
-  /// collective whose options say `automatic` (and for groups made from this one).
-  explicit Communicator(RankContext& context, Algorithm algorithm = Algorithm::direct);
+  /// The group `backend` stands for; `algorithm` is the default for every collective whose
+  /// options say `automatic` (and for groups made from this one). Rank programs do not make
+  /// one: Cluster::run (or another backend's runner) hands each rank its world.
   Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm);
 
   int rank() const { return backend_->rank(); }  ///< -1 if the caller is not a member

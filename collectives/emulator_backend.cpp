@@ -1,12 +1,30 @@
-// The Backend over the emulator's fabric.
-#include <memory>
+#include "collectives/emulator_backend.hpp"
 
-#include "collectives/backend.hpp"
-#include "emulator/errors.hpp"
+#include <utility>
+
+#include "comm/errors.hpp"
 #include "emulator/rank.hpp"
+#include "emulator/request.hpp"
 
 namespace ranklab {
 namespace {
+
+// A fabric request as a Work's implementation. It fits inside the Work (a pointer and a
+// shared_ptr), so an emulator call allocates no handle.
+class EmulatorWork final : public detail::WorkImpl {
+ public:
+  explicit EmulatorWork(Request request) : request_(std::move(request)) {}
+
+  void wait() override { request_.wait(); }
+  bool wait_for(std::chrono::milliseconds timeout) override { return request_.wait_for(timeout); }
+  bool test() override { return request_.test(); }
+  RecvStatus status() const override { return request_.status(); }
+
+ private:
+  Request request_;
+};
+
+Work to_work(Request request) { return Work::make<EmulatorWork>(std::move(request)); }
 
 class EmulatorBackend final : public Backend {
  public:
@@ -25,13 +43,13 @@ class EmulatorBackend final : public Backend {
   const std::string& name() const override { return group_.name(); }
 
   Work isend(ConstBuffer data, int dst, int tag) override {
-    return Work::from_request(context_.isend(group_, data, dst, tag));
+    return to_work(context_.isend(group_, data, dst, tag));
   }
   Work irecv(MutableBuffer data, int src, int tag) override {
-    return Work::from_request(context_.irecv(group_, data, src, tag));
+    return to_work(context_.irecv(group_, data, src, tag));
   }
   Work native_collective(const CollectiveArgs& args) override {
-    return Work::from_request(context_.icollective(group_, args));
+    return to_work(context_.icollective(group_, args));
   }
   void native_collective_blocking(const CollectiveArgs& args) override {
     context_.collective(group_, args);
@@ -51,6 +69,9 @@ class EmulatorBackend final : public Backend {
   const Group& group_;
   int rank_;
 };
+
+static_assert(sizeof(EmulatorWork) <= Work::kInlineBytes,
+              "an emulator request must fit inside a Work: no allocation per call");
 
 }  // namespace
 

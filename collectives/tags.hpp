@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-#include "emulator/request.hpp"  // kFirstReservedTag: the first tag reserved for collectives
+#include "comm/matching.hpp"  // kFirstReservedTag: the first tag reserved for collectives
 
 namespace ranklab {
 

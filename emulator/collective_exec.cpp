@@ -11,8 +11,8 @@
 #include <tbb/parallel_for.h>
 
 #include "emulator/detail/copy_bytes.hpp"
-#include "emulator/parallel_ranges.hpp"
-#include "emulator/reduce_kernel.hpp"
+#include "comm/parallel_ranges.hpp"
+#include "comm/reduce_kernel.hpp"
 
 namespace ranklab::detail {
 namespace {

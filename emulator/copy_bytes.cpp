@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "emulator/parallel_ranges.hpp"
+#include "comm/parallel_ranges.hpp"
 
 namespace ranklab::detail {
 namespace {

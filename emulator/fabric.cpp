@@ -7,7 +7,7 @@
 
 #include "emulator/detail/copy_bytes.hpp"
 #include "emulator/detail/fabric_state.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "traces/hash.hpp"
 
 namespace ranklab {

@@ -20,7 +20,7 @@
 #include "emulator/detail/fault_injector.hpp"
 #include "emulator/detail/fingerprint_book.hpp"
 #include "emulator/detail/operation.hpp"
-#include "emulator/fingerprint.hpp"
+#include "comm/fingerprint.hpp"
 #include "emulator/options.hpp"
 #include "emulator/report.hpp"
 #include "emulator/request.hpp"

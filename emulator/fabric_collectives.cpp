@@ -8,7 +8,7 @@
 
 #include "emulator/detail/collective_exec.hpp"
 #include "emulator/detail/mismatch_table.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "traces/hash.hpp"
 

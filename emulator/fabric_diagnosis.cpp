@@ -18,7 +18,7 @@
 #include <set>
 
 #include "emulator/detail/wait_graph.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 
 namespace ranklab {

@@ -1,6 +1,6 @@
 // The fabric's fault-injection hooks (faults.hpp). The hot paths test one pointer
 // (faults_) or one field (Operation::corrupt) and come here only when a plan is set.
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 
 namespace ranklab {

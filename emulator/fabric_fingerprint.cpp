@@ -18,21 +18,11 @@
 #include <optional>
 
 #include "emulator/detail/wait_graph.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/rank.hpp"
 
 namespace ranklab {
-
-std::string describe(const CollectiveFingerprint& fingerprint) {
-  const CollectiveSignature& sig = fingerprint.signature;
-  std::string text =
-      fingerprint.per_peer_counts
-          ? fmt::format("{}_v({}, counts per peer)", to_string(sig.op), to_string(sig.dtype))
-          : describe(sig);
-  if (!fingerprint.algorithm.empty()) text += " via " + fingerprint.algorithm;
-  return text;
-}
 
 std::uint64_t Fabric::begin_collective(int rank, const Group& group,
                                        const CollectiveFingerprint& fingerprint) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/detail/wait_graph.hpp"
 #include "traces/hash.hpp"

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "emulator/detail/parse_number.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab {
 std::uint64_t detail::parse_number(std::string_view text, std::string_view what,

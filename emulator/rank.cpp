@@ -2,7 +2,7 @@
 
 #include <boost/fiber/operations.hpp>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/scheduler.hpp"
 

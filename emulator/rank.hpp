@@ -1,6 +1,7 @@
-// What a rank program sees of the virtual cluster: its rank, groups, and the fabric's
-// point-to-point and native collective operations. Rank programs normally use the
-// Communicator (collectives/), which is built on this.
+// One rank's handle on the fabric: its rank, groups, and the fabric's point-to-point and
+// native collective operations. The emulator's own API: the emulator backend
+// (collectives/emulator_backend.cpp), replay and the emulator's tests are built on it. Rank
+// programs never see it; they get a Communicator (collectives/cluster.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "emulator/buffer.hpp"
-#include "emulator/collective_args.hpp"
-#include "emulator/fingerprint.hpp"
+#include "comm/buffer.hpp"
+#include "comm/collective_args.hpp"
+#include "comm/fingerprint.hpp"
 #include "emulator/group.hpp"
 #include "emulator/request.hpp"
 
@@ -76,7 +77,9 @@ class RankContext {
   int rank_;
 };
 
-/// The calling fiber's rank, like this_fiber / this_actor. Only valid inside a rank.
+/// The calling fiber's rank, like this_fiber / this_actor. Only valid inside a rank. The
+/// one way from inside a rank program to the emulator's own facilities (its options, the
+/// fabric's calls), for the emulator's tests and tools: rank programs need none of it.
 namespace this_rank {
 RankContext& context();
 int rank();

@@ -9,9 +9,9 @@
 #include <mutex>
 #include <set>
 
-#include "emulator/cluster.hpp"
+#include "emulator/engine.hpp"
 #include "emulator/detail/replay_checker.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/rank.hpp"
 #include "traces/event_text.hpp"
 #include "traces/hash.hpp"
@@ -249,9 +249,9 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
   cluster.world_size = trace.header.world_size;
   cluster.trace_sink = checker;
   if (!cluster.trace_config.contains("program")) cluster.trace_config["program"] = "replay";
-  Cluster replay_cluster(cluster);
+  Engine replay_engine(cluster);
   const auto start = std::chrono::steady_clock::now();
-  report.run = replay_cluster.run([&plan](RankContext& context) { replay_rank(context, plan); });
+  report.run = replay_engine.run([&plan](RankContext& context) { replay_rank(context, plan); });
   report.elapsed = std::chrono::steady_clock::now() - start;
   checker->summarize(report);  // after report.run: where ranks stopped needs it
   return report;

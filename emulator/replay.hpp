@@ -69,8 +69,8 @@ struct ReplayStop {
   bool in_progress = true;  ///< false: the rank's last operation, which completed
 };
 
-/// What a replay did and whether it reproduced the recording.
-struct ReplayReport {
+/// What a replay did and whether it reproduced the recording. [[nodiscard]], as RunReport.
+struct [[nodiscard]] ReplayReport {
   RunReport run;  ///< how the replayed run ended (deadlock report and all)
   int world_size = 0;
   std::uint64_t recorded_operations = 0;

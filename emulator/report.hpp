@@ -62,8 +62,9 @@ struct WaitForGraph {
 /// that ended as grey or red ovals, wait-for edges labelled with the call, cycles in red.
 std::string to_dot(const WaitForGraph& graph, std::string_view title);
 
-/// Returned by Cluster::run; the run itself never throws for a rank's failure.
-struct RunReport {
+/// Returned by Cluster::run (and Engine::run); the run itself never throws for a rank's
+/// failure, so a dropped report is a failure unseen: [[nodiscard]].
+struct [[nodiscard]] RunReport {
   RunStatus status = RunStatus::ok;
   std::vector<RankOutcome> ranks;
   int root_cause_rank = -1;          ///< the rank whose error ended the run, if any

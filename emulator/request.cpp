@@ -1,6 +1,6 @@
 #include "emulator/request.hpp"
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 
 namespace ranklab {

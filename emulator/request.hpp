@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "traces/event.hpp"
+#include "comm/matching.hpp"
 
 namespace ranklab {
 
@@ -14,24 +14,11 @@ namespace detail {
 struct Operation;
 }
 
-inline constexpr int kAnySource = -2;  ///< irecv/recv: match a message from any member
-inline constexpr int kAnyTag = -1;     ///< irecv/recv: match any user tag
-/// Tags from here up belong to the collective algorithms (collectives/tags.hpp); kAnyTag
-/// never matches them, so a wildcard receive cannot steal a collective's message.
-inline constexpr int kFirstReservedTag = 1 << 30;
-
-/// What a completed receive matched.
-struct RecvStatus {
-  int source = kNoRank;  ///< group rank of the sender
-  int tag = 0;
-  std::size_t count = 0;  ///< elements received
-};
-
 /// Like c10d's Work or gloo's buffer handles: wait, wait_for, test. Move-only. Destroying
 /// the handle of an unfinished operation makes it independent of the caller's buffers: a
 /// send keeps a copy of its payload, a receive is cancelled (the trace shows it pending),
 /// and a collective is waited for, as std::future's destructor does for std::async.
-class Request {
+class [[nodiscard]] Request {
  public:
   Request() = default;
   Request(Request&&) noexcept = default;
@@ -48,10 +35,10 @@ class Request {
   void wait();
 
   /// Like wait, but gives up after `timeout` and returns false (the operation stays posted).
-  bool wait_for(std::chrono::milliseconds timeout);
+  [[nodiscard]] bool wait_for(std::chrono::milliseconds timeout);
 
   /// Non-blocking: true once complete (then throws like wait if it failed).
-  bool test();
+  [[nodiscard]] bool test();
 
   /// What a completed receive matched; for other operations, default values.
   RecvStatus status() const;

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab {
 namespace {

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
-#include "emulator/cluster.hpp"
 
 namespace ranklab {
 
@@ -310,43 +309,31 @@ void dry_run_stage(Communicator& world, const Schedule& s, std::vector<int>& at)
   at[static_cast<std::size_t>(p)] = static_cast<int>(steps.size());
 }
 
-ScheduleVerdict dry_run(const Schedule& s) {
-  ClusterOptions options;
-  options.world_size = s.spec.pp;
-  options.send_mode = SendMode{};  // rendezvous: no reliance on buffering
-  options.timeout = std::chrono::milliseconds(30'000);
+ScheduleVerdict dry_run_verdict(const Schedule& s, const DryRunner& runner) {
   std::vector<int> at(static_cast<std::size_t>(s.spec.pp), 0);
-  Cluster cluster(options);
-  const RunReport report = cluster.run([&](RankContext& context) {
-    Communicator world(context);
-    dry_run_stage(world, s, at);
-  });
+  const DryRunOutcome outcome =
+      runner(s.spec.pp, [&](Communicator& world) { dry_run_stage(world, s, at); });
   ScheduleVerdict verdict;
-  if (report.ok()) {
+  if (outcome.end == DryRunOutcome::End::ok) {
     for (const StageMessages& m : s.messages()) verdict.messages += m.sent;
     return verdict;
   }
-  verdict.details = "dry run (rank r runs stage r):\n" + report.details;
-  if (report.status != RunStatus::deadlock) {
+  verdict.details = "dry run (rank r runs stage r):\n" + outcome.details;
+  if (outcome.end != DryRunOutcome::End::deadlock) {
     verdict.kind = ScheduleVerdict::Kind::mismatch;
-    try {
-      report.rethrow_if_failed();
-      verdict.problem = report.summary;
-    } catch (const std::exception& e) {
-      verdict.problem = e.what();
-    }
+    verdict.problem = outcome.problem;
     return verdict;
   }
   verdict.kind = ScheduleVerdict::Kind::deadlock;
+  const auto finished = [&](int p) { return outcome.finished[static_cast<std::size_t>(p)]; };
   std::optional<Issue> first;
   std::string others;
   for (int p = 0; p < s.spec.pp; ++p) {
-    if (report.ranks[static_cast<std::size_t>(p)].state == RankOutcome::State::finished) continue;
+    if (finished(p)) continue;
     keep_first(first, {at[static_cast<std::size_t>(p)], p, {}});
   }
   for (int p = 0; p < s.spec.pp; ++p) {
-    if (report.ranks[static_cast<std::size_t>(p)].state == RankOutcome::State::finished ||
-        p == first->stage) {
+    if (finished(p) || p == first->stage) {
       continue;
     }
     others += fmt::format("{}{}", others.empty() ? "" : "; ",
@@ -388,17 +375,17 @@ void check_schedule(const Schedule& schedule) {
   if (auto issue = check_channels(schedule)) throw ScheduleError(one_line(schedule, *issue));
 }
 
-ScheduleVerdict validate_schedule(const Schedule& schedule) {
+ScheduleVerdict validate_schedule(const Schedule& schedule, const DryRunner& dry_run) {
   try {
     check_schedule(schedule);
   } catch (const UsageError& e) {
     return {.kind = ScheduleVerdict::Kind::invalid, .problem = e.what()};
   }
-  return dry_run(schedule);
+  return dry_run_verdict(schedule, dry_run);
 }
 
-void require_valid_schedule(const Schedule& schedule) {
-  const ScheduleVerdict verdict = validate_schedule(schedule);
+void require_valid_schedule(const Schedule& schedule, const DryRunner& dry_run) {
+  const ScheduleVerdict verdict = validate_schedule(schedule, dry_run);
   if (!verdict.ok()) throw ScheduleError(verdict.problem);
 }
 

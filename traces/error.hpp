@@ -1,5 +1,5 @@
 // The root of ranklab's exception hierarchy. It lives in the leaf module so that every
-// module, trace tools included, throws the same types; emulator/errors.hpp adds the
+// module, trace tools included, throws the same types; comm/errors.hpp adds the
 // run-time errors (deadlock, peer failure, mismatch).
 #pragma once
 

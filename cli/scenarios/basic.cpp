@@ -6,7 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab::cli {
 namespace {

@@ -17,7 +17,7 @@
 #include <deque>
 
 #include "cli/scenarios/catalogue.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "model/parallel_step.hpp"
 
 namespace ranklab::cli {

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/scenarios/catalogue.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab::cli {
 

@@ -26,7 +26,7 @@
 #include "collectives/algorithms/peer_link.hpp"
 #include "collectives/backend.hpp"
 #include "collectives/options.hpp"
-#include "emulator/collective_args.hpp"
+#include "comm/collective_args.hpp"
 
 namespace ranklab {
 

@@ -17,7 +17,7 @@
 
 #include "collectives/algorithms/algorithm.hpp"
 #include "collectives/algorithms/chunks.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab {
 namespace {

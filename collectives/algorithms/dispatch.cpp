@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "collectives/algorithms/algorithm.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "emulator/errors.hpp"
-#include "emulator/parallel_ranges.hpp"
-#include "emulator/reduce_kernel.hpp"
+#include "comm/errors.hpp"
+#include "comm/parallel_ranges.hpp"
+#include "comm/reduce_kernel.hpp"
 
 namespace ranklab {
 

@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "emulator/collective_args.hpp"
+#include "comm/collective_args.hpp"
 #include "emulator/detail/operation.hpp"
 
 namespace ranklab::detail {

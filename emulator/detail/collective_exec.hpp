@@ -3,7 +3,7 @@
 
 #include <span>
 
-#include "emulator/collective_args.hpp"
+#include "comm/collective_args.hpp"
 #include "emulator/detail/operation.hpp"
 
 namespace ranklab::detail {

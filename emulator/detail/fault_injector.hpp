@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "emulator/buffer.hpp"
+#include "comm/buffer.hpp"
 #include "emulator/faults.hpp"
 #include "emulator/group.hpp"
 

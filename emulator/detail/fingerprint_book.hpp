@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "emulator/fingerprint.hpp"
+#include "comm/fingerprint.hpp"
 #include "emulator/group.hpp"
 
 namespace ranklab::detail {

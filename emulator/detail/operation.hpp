@@ -7,8 +7,8 @@
 #include <exception>
 #include <vector>
 
-#include "emulator/buffer.hpp"
-#include "emulator/collective_args.hpp"
+#include "comm/buffer.hpp"
+#include "comm/collective_args.hpp"
 #include "emulator/faults.hpp"
 #include "emulator/group.hpp"
 #include "emulator/request.hpp"

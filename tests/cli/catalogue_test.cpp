@@ -12,7 +12,7 @@
 #include "cli/explore.hpp"
 #include "cli/job.hpp"
 #include "cli/scenarios.hpp"
-#include "emulator/cluster.hpp"
+#include "collectives/cluster.hpp"
 #include "tests/support/cluster_params.hpp"
 
 namespace ranklab::cli {
@@ -202,8 +202,7 @@ class RacyDeadlockJob final : public Job {
     options.trace_sink = sink;
     Cluster cluster(std::move(options));
     JobOutcome out;
-    out.report = cluster.run([](RankContext& context) {
-      Communicator world(context);
+    out.report = cluster.run([](Communicator& world) {
       std::int32_t v = world.rank();
       if (world.rank() == 0) {
         world.recv(std::span(&v, 1), kAnySource, 0);

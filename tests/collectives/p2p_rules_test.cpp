@@ -4,7 +4,7 @@
 
 #include "collectives/algorithms/algorithm.hpp"
 #include "collectives/tags.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "tests/collectives/grid.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 

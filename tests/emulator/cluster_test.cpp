@@ -10,7 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
+#include "emulator/engine.hpp"
 #include "emulator/rank.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
@@ -49,8 +50,8 @@ TEST(ThisRankTest, AnswersInsideARank) {
     ClusterOptions options;
     options.world_size = 5;
     options.threads = threads;
-    Cluster cluster(options);
-    const RunReport report = cluster.run([](RankContext& ctx) {
+    Engine engine(options);
+    const RunReport report = engine.run([](RankContext& ctx) {
       EXPECT_EQ(this_rank::rank(), ctx.rank());
       EXPECT_EQ(this_rank::world_size(), 5);
       EXPECT_EQ(&this_rank::context(), &ctx);
@@ -261,21 +262,26 @@ TEST_P(ScaleTest, BarrierAndAllReduceOfOneFloat) {
   options.threads = p.threads;
   options.stack_size = 64 * 1024;
   const auto start = std::chrono::steady_clock::now();
-  Cluster cluster(options);
-  const RunReport report = cluster.run([&](RankContext& ctx) {
-    float x = 1.0f;
-    if (p.communicator) {
-      Communicator world(ctx);
-      world.barrier();
-      world.all_reduce(std::span(&x, 1));
-    } else {
-      ctx.barrier(ctx.world());
-      ctx.all_reduce(ctx.world(), as_mutable_buffer(std::span(&x, 1)), ReduceOp::sum);
-    }
+  const auto check_sum = [&](int rank, float x) {
     if (x != static_cast<float>(p.world)) {
-      throw Error(fmt::format("rank {}: sum is {}, expected {}", ctx.rank(), x, p.world));
+      throw Error(fmt::format("rank {}: sum is {}, expected {}", rank, x, p.world));
     }
-  });
+  };
+  const RunReport report =
+      p.communicator ? run_ranks(options,
+                                 [&](Communicator& world) {
+                                   float x = 1.0f;
+                                   world.barrier();
+                                   world.all_reduce(std::span(&x, 1));
+                                   check_sum(world.rank(), x);
+                                 })
+                     : Engine(options).run([&](RankContext& ctx) {
+                         float x = 1.0f;
+                         ctx.barrier(ctx.world());
+                         ctx.all_reduce(ctx.world(), as_mutable_buffer(std::span(&x, 1)),
+                                        ReduceOp::sum);
+                         check_sum(ctx.rank(), x);
+                       });
   EXPECT_TRUE(run_ok(report));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }

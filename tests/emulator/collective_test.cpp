@@ -11,7 +11,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
+#include "emulator/engine.hpp"
 #include "emulator/rank.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
@@ -247,8 +248,8 @@ TEST_P(CollectiveTest, SubGroupAllReduceSumsMembersOnly) {
 //! The emulator's own native calls (RankContext::all_reduce, barrier) reduce in place.
 TEST_P(CollectiveTest, RankContextNativeAllReduceInPlace) {
   const int n = GetParam().world;
-  Cluster cluster(GetParam().options());
-  const RunReport report = cluster.run([&](RankContext& ctx) {
+  Engine engine(GetParam().options());
+  const RunReport report = engine.run([&](RankContext& ctx) {
     std::vector<std::int32_t> x = fill<std::int32_t>(ctx.rank(), 4, kStride);
     ctx.all_reduce(ctx.world(), as_mutable_buffer(std::span(x)), ReduceOp::sum);
     ctx.barrier(ctx.world());

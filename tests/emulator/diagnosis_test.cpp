@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 
 namespace ranklab::testing {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "tests/support/cluster_params.hpp"
 
 namespace ranklab::testing {

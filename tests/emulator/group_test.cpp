@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "emulator/cluster.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
+#include "emulator/engine.hpp"
 #include "emulator/rank.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
@@ -61,9 +61,9 @@ TEST_P(GroupTest, NamesAndRankTranslation) {
 //! group_rank/contains answer for members and non-members alike.
 TEST_P(GroupTest, RankContextGroupsAreSharedAndTranslate) {
   const int n = GetParam().world;
-  Cluster cluster(GetParam().options());
+  Engine engine(GetParam().options());
   std::vector<const Group*> seen(static_cast<std::size_t>(n));
-  const RunReport report = cluster.run([&](RankContext& ctx) {
+  const RunReport report = engine.run([&](RankContext& ctx) {
     std::vector<int> evens;
     for (int r = 0; r < n; r += 2) evens.push_back(r);
     const Group& g = ctx.new_group("dp", evens);
@@ -113,8 +113,8 @@ TEST_P(GroupTest, SplitByColorOrderedByKey) {
 //! memory in RankContext::world() at 13 ranks, pct, 2 threads, before the fix).
 TEST_P(GroupTest, WorldStaysValidWhileOtherRanksCreateGroups) {
   const int n = GetParam().world;
-  Cluster cluster(GetParam().options());
-  const RunReport report = cluster.run([&](RankContext& context) {
+  Engine engine(GetParam().options());
+  const RunReport report = engine.run([&](RankContext& context) {
     for (int i = 0; i < 64; ++i) {
       const std::vector<int> single = {context.rank()};
       context.new_group(fmt::format("solo{}", i), single);  // grows the fabric's group table
@@ -158,8 +158,8 @@ TEST(GroupErrorTest, NonMemberCallsAreRejected) {
 TEST(GroupErrorTest, RankContextRejectsNonMembers) {
   ClusterOptions options;
   options.world_size = 3;
-  Cluster cluster(options);
-  const RunReport report = cluster.run([](RankContext& ctx) {
+  Engine engine(options);
+  const RunReport report = engine.run([](RankContext& ctx) {
     const std::vector<int> pair = {0, 1};
     const Group& tp = ctx.new_group("tp", pair);
     if (ctx.rank() != 2) return;
@@ -179,8 +179,8 @@ TEST(GroupErrorTest, RankContextRejectsNonMembers) {
 TEST(GroupErrorTest, ImpossibleGroupsAreRejected) {
   ClusterOptions options;
   options.world_size = 4;
-  Cluster cluster(options);
-  const RunReport report = cluster.run([](RankContext& ctx) {
+  Engine engine(options);
+  const RunReport report = engine.run([](RankContext& ctx) {
     const std::vector<int> none, outside = {0, 4}, negative = {-1}, twice = {1, 2, 1};
     EXPECT_THROW_MSG(ctx.new_group("tp", none), UsageError,
                      "new_group tp: a group needs at least one rank");

@@ -9,7 +9,8 @@
 #include <set>
 #include <vector>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
+#include "emulator/engine.hpp"
 #include "emulator/rank.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
@@ -408,8 +409,8 @@ INSTANTIATE_TEST_SUITE_P(Worlds, P2PPairTest, ::testing::ValuesIn(cluster_params
 TEST(RankContextP2PTest, GroupsSeparateTraffic) {
   ClusterOptions options;
   options.world_size = 4;
-  Cluster cluster(options);
-  const RunReport report = cluster.run([](RankContext& ctx) {
+  Engine engine(options);
+  const RunReport report = engine.run([](RankContext& ctx) {
     const std::vector<int> members = {3, 1};  // group rank 0 is global 3
     const Group& pair = ctx.new_group("pair", members);
     const int me = ctx.rank();
@@ -438,8 +439,8 @@ TEST(RankContextP2PTest, GroupsSeparateTraffic) {
 TEST(RankContextP2PTest, AnyTagNeverTakesReservedTags) {
   ClusterOptions options;
   options.world_size = 2;
-  Cluster cluster(options);
-  const RunReport report = cluster.run([](RankContext& ctx) {
+  Engine engine(options);
+  const RunReport report = engine.run([](RankContext& ctx) {
     std::int32_t v = -1;
     if (ctx.rank() == 0) {
       const std::int32_t internal = 1, user = 2;

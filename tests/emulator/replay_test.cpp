@@ -10,7 +10,7 @@
 #include <numeric>
 #include <vector>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "tests/support/cluster_params.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 #include "traces/simgrid_ti.hpp"

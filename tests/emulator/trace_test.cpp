@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "traces/jsonl.hpp"

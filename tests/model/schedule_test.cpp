@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/schedule_dry_run.hpp"
 #include "model/schedule_builders.hpp"
 #include "model/schedule_validator.hpp"
 #include "tests/support/expect_throw_msg.hpp"
@@ -45,7 +46,7 @@ TEST(ScheduleTest, EveryBuiltInScheduleIsValid) {
   ASSERT_GT(specs.size(), 100u);
   for (const ScheduleSpec& s : specs) {
     const Schedule schedule = build_schedule(s);
-    const ScheduleVerdict verdict = validate_schedule(schedule);
+    const ScheduleVerdict verdict = validate_schedule(schedule, cli::emulator_dry_runner());
     EXPECT_TRUE(verdict.ok()) << verdict.problem;
     const int boundaries = s.pp == 1 ? 0 : s.virtual_count() - 1;
     EXPECT_EQ(verdict.messages, 2 * s.microbatches * boundaries) << s.describe();

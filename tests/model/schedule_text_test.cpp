@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/schedule_dry_run.hpp"
 #include "model/schedule_builders.hpp"
 #include "model/schedule_validator.hpp"
 #include "tests/support/expect_throw_msg.hpp"
@@ -50,7 +51,8 @@ stage 0: B m0
                                     "hand");
   EXPECT_EQ(s.stages[0].size(), 4u);
   EXPECT_EQ(s.stages[1].size(), 4u);
-  EXPECT_TRUE(validate_schedule(s).ok()) << validate_schedule(s).problem;
+  const ScheduleVerdict verdict = validate_schedule(s, cli::emulator_dry_runner());
+  EXPECT_TRUE(verdict.ok()) << verdict.problem;
 }
 
 //! Each malformed line is one UsageError naming the source and the line.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/schedule_dry_run.hpp"
 #include "model/schedule_builders.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 
@@ -33,10 +34,10 @@ void split_exchanges(Schedule& s, int stage) {
 
 ScheduleVerdict expect_rejected(const Schedule& s, ScheduleVerdict::Kind kind,
                                 const std::string& problem) {
-  const ScheduleVerdict verdict = validate_schedule(s);
+  const ScheduleVerdict verdict = validate_schedule(s, cli::emulator_dry_runner());
   EXPECT_EQ(verdict.kind, kind) << verdict.problem;
   EXPECT_EQ(verdict.problem, problem);
-  EXPECT_THROW_MSG(require_valid_schedule(s), ScheduleError, problem);
+  EXPECT_THROW_MSG(require_valid_schedule(s, cli::emulator_dry_runner()), ScheduleError, problem);
   return verdict;
 }
 
@@ -120,7 +121,7 @@ TEST(ScheduleValidatorTest, LocalMistakesAreNamedAtTheirStep) {
 TEST(ScheduleValidatorTest, InterleavedChunksUseTheirVirtualStages) {
   Schedule s = build_schedule(
       {.kind = ScheduleKind::interleaved, .pp = 2, .microbatches = 2, .virtual_stages = 2});
-  ASSERT_TRUE(validate_schedule(s).ok());
+  ASSERT_TRUE(validate_schedule(s, cli::emulator_dry_runner()).ok());
   // Stage 0's chunk-1 forward of m0 placed before the receive that brings its input.
   std::vector<Step>& stage0 = s.stages[0];
   const auto f01 = std::find(stage0.begin(), stage0.end(), compute_step(PassKind::forward, 0, 1));

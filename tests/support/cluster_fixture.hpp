@@ -7,19 +7,15 @@
 
 #include <gtest/gtest.h>
 
-#include "collectives/communicator.hpp"
-#include "emulator/cluster.hpp"
+#include "collectives/cluster.hpp"
 
 namespace ranklab::testing {
 
 /// Runs `fn` on every rank with a world Communicator; returns the report.
 inline RunReport run_ranks(ClusterOptions options, const std::function<void(Communicator&)>& fn,
                            Algorithm algorithm = Algorithm::direct) {
-  Cluster cluster(std::move(options));
-  return cluster.run([&](RankContext& context) {
-    Communicator world(context, algorithm);
-    fn(world);
-  });
+  Cluster cluster(std::move(options), algorithm);
+  return cluster.run(fn);
 }
 
 /// Like run_ranks, and asserts that the run succeeded, printing the report if not.

@@ -1,5 +1,7 @@
 // EXPECT_THROW_MSG(statement, Type, substring): the statement throws Type and its what()
-// contains substring (fmt's gtest-extra idea), so tests pin the messages users read.
+// contains substring (fmt's gtest-extra idea), so tests pin the messages users read. The
+// statement is an expression whose value, if any, is never produced: a [[nodiscard]] one
+// (a Work, a RunReport) is discarded on purpose.
 #pragma once
 
 #include <string>
@@ -10,7 +12,7 @@
   do {                                                                                  \
     bool ranklab_thrown_ = false;                                                       \
     try {                                                                               \
-      statement;                                                                        \
+      static_cast<void>(statement);                                                     \
     } catch (const Type& e) {                                                           \
       ranklab_thrown_ = true;                                                           \
       EXPECT_NE(std::string(e.what()).find(substring), std::string::npos)               \

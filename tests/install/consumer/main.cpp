@@ -2,14 +2,12 @@
 #include <cstdio>
 #include <vector>
 
-#include <ranklab/collectives/communicator.hpp>
-#include <ranklab/emulator/cluster.hpp>
+#include <ranklab/collectives/cluster.hpp>
 
 int main() {
   ranklab::Cluster cluster({.world_size = 4});
   int sum = -1;
-  const ranklab::RunReport report = cluster.run([&](ranklab::RankContext& context) {
-    ranklab::Communicator world(context);
+  const ranklab::RunReport report = cluster.run([&](ranklab::Communicator& world) {
     std::vector<int> value{world.rank()};
     world.all_reduce(std::span(value));
     if (world.rank() == 0) sum = value[0];

@@ -1,14 +1,15 @@
-// One call to a native collective: what the fabric needs to match, check and execute it.
+// One call to a native collective: what a backend (the emulator's fabric, MPI) needs to
+// match, check and execute it.
 #pragma once
 
 #include <string>
 
-#include "emulator/buffer.hpp"
+#include "comm/buffer.hpp"
 #include "traces/event.hpp"
 
 namespace ranklab {
 
-/// The arguments of a collective, as the fabric sees them. `count` in the signature is the
+/// The arguments of a collective, as a backend sees them. `count` in the signature is the
 /// per-rank unit: the buffer for all_reduce/broadcast/reduce; the input for all_gather and
 /// gather; the output for reduce_scatter and scatter; one peer's chunk for all_to_all.
 struct CollectiveArgs {
@@ -20,7 +21,7 @@ struct CollectiveArgs {
 };
 
 /// What every member of a collective must agree on (its fingerprint, less the group and
-/// sequence number, which the fabric adds).
+/// sequence number, which the backend adds).
 struct CollectiveSignature {
   OpKind op = OpKind::barrier;
   bool has_reduce_op = false;

@@ -1,15 +1,16 @@
 // A collective call's fingerprint: what every member of the call must agree on. The
 // communicator posts one for every collective, whatever the algorithm, so members that
-// disagree fail at once instead of exchanging mismatched messages (see Fabric::begin_collective).
+// disagree fail at once instead of exchanging mismatched messages (see
+// Backend::begin_collective, which every backend implements).
 #pragma once
 
 #include <string>
 
-#include "emulator/collective_args.hpp"
+#include "comm/collective_args.hpp"
 
 namespace ranklab {
 
-/// One member's fingerprint of one collective call. The fabric adds the rest of it: the
+/// One member's fingerprint of one collective call. The backend adds the rest of it: the
 /// group and the call's sequence number within the group.
 struct CollectiveFingerprint {
   CollectiveSignature signature;  ///< op, reduce op, dtype, count, root

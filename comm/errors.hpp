@@ -1,5 +1,6 @@
-// Run-time errors of the virtual cluster. The root types (Error, UsageError, TraceError)
-// live in traces/error.hpp so that the trace tools, which have no fibers, share them.
+// Run-time errors a Communicator call can throw, whatever the backend (the emulator, MPI).
+// The root types (Error, UsageError, TraceError) live in traces/error.hpp so that the trace
+// tools, which have no fibers, share them.
 #pragma once
 
 #include <fmt/format.h>

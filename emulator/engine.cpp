@@ -1,4 +1,4 @@
-#include "emulator/cluster.hpp"
+#include "emulator/engine.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -10,7 +10,7 @@
 #include <boost/fiber/operations.hpp>
 
 #include "emulator/detail/thread_affinity.hpp"
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/scheduler.hpp"
 #include "emulator/stack_arena.hpp"
@@ -20,7 +20,7 @@ namespace ranklab {
 namespace {
 
 // The body of rank `rank`'s fiber: run the program, tell the fabric how it ended.
-void run_rank(Fabric& fabric, int rank, const Cluster::RankFunction& rank_fn) {
+void run_rank(Fabric& fabric, int rank, const Engine::RankFunction& rank_fn) {
   RankContext context(fabric, rank);
   boost::this_fiber::properties<RankProperties>().context = &context;
   try {
@@ -34,7 +34,7 @@ void run_rank(Fabric& fabric, int rank, const Cluster::RankFunction& rank_fn) {
 // One worker OS thread: installs the run's scheduler, starts its ranks (r % threads ==
 // index) as fibers, and joins them. Ranks stay pinned to their thread.
 void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& options, int index,
-                int threads, bool poll_when_idle, const Cluster::RankFunction& rank_fn) {
+                int threads, bool poll_when_idle, const Engine::RankFunction& rank_fn) {
   const int ranks_here = (options.world_size - index + threads - 1) / threads;
   boost::fibers::use_scheduling_algorithm<RankScheduler>(options.policy, options.world_size,
                                                          index, ranks_here,
@@ -58,7 +58,7 @@ void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& option
 
 }  // namespace
 
-Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
+Engine::Engine(ClusterOptions options) : options_(std::move(options)) {
   RANKLAB_CHECK(options_.world_size >= 1, "world size must be at least 1, got {}",
                 options_.world_size);
   RANKLAB_CHECK(options_.threads >= 1, "threads must be at least 1, got {}", options_.threads);
@@ -69,7 +69,7 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
   options_.faults.validate(options_.world_size);
 }
 
-RunReport Cluster::run(const RankFunction& rank_fn) {
+RunReport Engine::run(const RankFunction& rank_fn) {
   Fabric fabric(options_);
   // Always on fresh threads, even with one: the caller's thread keeps whatever Boost.Fiber
   // scheduler it had, and two clusters never share scheduler state.

@@ -1,4 +1,4 @@
-// Untyped views of message buffers: the fabric moves bytes and needs only the element
+// Untyped views of message buffers: a backend moves bytes and needs only the element
 // type and count. Typed spans convert with as_buffer / as_mutable_buffer.
 #pragma once
 

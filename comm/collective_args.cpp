@@ -1,6 +1,6 @@
-#include "emulator/collective_args.hpp"
+#include "comm/collective_args.hpp"
 
-#include "emulator/errors.hpp"
+#include "comm/errors.hpp"
 
 namespace ranklab {
 namespace {

@@ -1,4 +1,4 @@
-#include "emulator/reduce_kernel.hpp"
+#include "comm/reduce_kernel.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,0 +1,41 @@
+// The virtual cluster as rank programs see it: runs one function of a Communicator& on N
+// ranks, as fibers over the emulator's in-memory fabric. The same function runs on real
+// processes through another backend (MPI); nothing emulator-specific reaches it.
+#pragma once
+
+#include <functional>
+
+#include "collectives/communicator.hpp"
+#include "collectives/options.hpp"
+#include "emulator/engine.hpp"
+#include "emulator/options.hpp"
+#include "emulator/report.hpp"
+
+namespace ranklab {
+
+/// Like SimGrid's s4u::Engine: holds the options, and each run() builds a fresh fabric and
+/// scheduler state, so several clusters can run one after another or side by side in one
+/// process. run() returns when every rank has finished or failed, or the run was declared
+/// deadlocked; it never hangs (the watchdog bounds what deadlock detection cannot see).
+class Cluster {
+ public:
+  /// A rank program: called once per rank with that rank's world communicator.
+  using RankProgram = std::function<void(Communicator&)>;
+
+  /// `algorithm` is the world communicator's default for every collective whose options say
+  /// `automatic` (and for groups made from it); `automatic` itself fails every rank with a
+  /// UsageError. Throws UsageError for an impossible configuration (world size < 1, ...).
+  explicit Cluster(ClusterOptions options, Algorithm algorithm = Algorithm::direct);
+
+  /// Runs `program` once per rank. Rank failures are reported, not thrown.
+  RunReport run(const RankProgram& program);
+
+  const ClusterOptions& options() const { return engine_.options(); }
+  Algorithm algorithm() const { return algorithm_; }
+
+ private:
+  Engine engine_;
+  Algorithm algorithm_;
+};
+
+}  // namespace ranklab
