@@ -43,18 +43,23 @@ class EmulatorBackend final : public Backend {
   const std::string& name() const override { return group_.name(); }
 
   Work isend(ConstBuffer data, int dst, int tag) override {
+    context_.set_call_site(call_site());
     return to_work(context_.isend(group_, data, dst, tag));
   }
   Work irecv(MutableBuffer data, int src, int tag) override {
+    context_.set_call_site(call_site());
     return to_work(context_.irecv(group_, data, src, tag));
   }
   Work native_collective(const CollectiveArgs& args) override {
+    context_.set_call_site(call_site());
     return to_work(context_.icollective(group_, args));
   }
   void native_collective_blocking(const CollectiveArgs& args) override {
+    context_.set_call_site(call_site());
     context_.collective(group_, args);
   }
   std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) override {
+    context_.set_call_site(call_site());
     return context_.begin_collective(group_, fingerprint);
   }
   void end_collective() noexcept override { context_.end_collective(); }

@@ -76,6 +76,7 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
   op->rank = rank;
   op->rank_seq = ranks_[static_cast<std::size_t>(rank)]->next_seq++;
   op->group = &group;
+  op->site = ranks_[static_cast<std::size_t>(rank)]->site;
   op->clock_at_post = ranks_[static_cast<std::size_t>(rank)]->lamport;
   if (tracing_) {
     auto& open = ranks_[static_cast<std::size_t>(rank)]->open;
@@ -91,6 +92,11 @@ void Fabric::close(const Operation& op) {
   if (const auto it = std::find(open.begin(), open.end(), op.rank_seq); it != open.end()) {
     open.erase(it);
   }
+}
+
+void Fabric::set_call_site(int rank, const SourceSite& site) {
+  if (!options_.call_sites) return;
+  ranks_[static_cast<std::size_t>(rank)]->site = site;
 }
 
 void Fabric::set_next_seq(int rank, std::uint64_t seq) {
@@ -502,6 +508,7 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || !recv);
   e.hash = e.has_hash ? op.hash : 0;
   e.blocked = !completed && op.blocked_at_end;
+  assign_call_site(e.site, op.site);
   if (options_.trace_sink) {
     e.in_flight = op.in_flight;  // only tracing fills it
     options_.trace_sink->record(e);

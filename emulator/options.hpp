@@ -86,6 +86,10 @@ struct ClusterOptions {
   std::chrono::milliseconds timeout{60'000};
   /// Stack of each rank's fiber. Eigen may place up to 128 KiB of temporaries on it.
   std::size_t stack_size = 256 * 1024;
+  /// Every operation records where the rank program called it (reports and traces name
+  /// it). Off: no site anywhere, as before call sites were recorded; bench/site_bench.cpp
+  /// compares the two (the cost is not worth measuring).
+  bool call_sites = true;
   /// Where every operation is recorded; null records nothing and costs nothing.
   std::shared_ptr<TraceSink> trace_sink;
   /// Extra entries for the trace header's `config` (program, arguments, seed, ...).

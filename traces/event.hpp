@@ -39,14 +39,17 @@ struct ComputeWork {
 inline constexpr std::int64_t kNoTime = -1;  ///< an absent virtual time
 
 /// Where the program issued an operation (format 1.2): a source file, a line (0: unknown)
-/// and a function. Importers fill it from what the recording kept (a PyTorch Flight
-/// Recorder entry's innermost user frame); empty when unknown.
+/// and a function, and what the operation is in the program's own terms (`label`, "TP
+/// all_reduce of layer 2 forward"). ranklab's runs record the Communicator call's C++
+/// source location, the file relative to the source tree; importers fill it from what the
+/// recording kept (a PyTorch Flight Recorder entry's innermost user frame); empty when unknown.
 struct CallSite {
   std::string file;
   std::uint32_t line = 0;
   std::string function;
+  std::string label;
 
-  bool empty() const { return file.empty() && function.empty() && line == 0; }
+  bool empty() const { return file.empty() && function.empty() && line == 0 && label.empty(); }
   friend bool operator==(const CallSite&, const CallSite&) = default;
 };
 
@@ -105,7 +108,7 @@ struct TraceGroup {
 /// The first line of a trace file.
 struct TraceHeader {
   static constexpr const char* kFormat = "ranklab-trace";
-  static constexpr const char* kVersion = "1.1";  ///< what the writer produces
+  static constexpr const char* kVersion = "1.2";  ///< what the writer produces
 
   std::string version = kVersion;
   int world_size = 0;

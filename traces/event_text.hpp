@@ -21,4 +21,9 @@ std::string event_label(const TraceEvent& event, const TraceHeader& header);
 /// "#4 send world peer 1 tag 0 4 x f32 hash 0123456789abcdef msg 0:4" (+ " pending").
 std::string describe_event(const TraceEvent& event, const TraceHeader& header);
 
+/// Where an operation was called, as report lines end: " at model/pipeline_step.cpp:42
+/// (backward) for \"PP send of micro-batch 1 backward\"" (each part only when known); empty
+/// when the site is unknown.
+std::string describe_site(const CallSite& site);
+
 }  // namespace ranklab
