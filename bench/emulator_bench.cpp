@@ -134,18 +134,18 @@ void BM_PingPong(benchmark::State& state) {
 void BM_PingPongRaw(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(1));
   run_raw_steps(state, cluster_options(2, state.range(0)), [count](RankContext& context) {
-              return [&context, buf = std::vector<float>(count, 1.0f)]() mutable {
-                const Group& world = context.world();
-                const MutableBuffer data = as_mutable_buffer(std::span<float>(buf));
-                if (context.rank() == 0) {
-                  context.send(world, data, 1, kPingPongTag);
-                  context.recv(world, data, 1, kPingPongTag);
-                } else {
-                  context.recv(world, data, 0, kPingPongTag);
-                  context.send(world, data, 0, kPingPongTag);
-                }
-              };
-            });
+    return [&context, buf = std::vector<float>(count, 1.0f)]() mutable {
+      const Group& world = context.world();
+      const MutableBuffer data = as_mutable_buffer(std::span<float>(buf));
+      if (context.rank() == 0) {
+        context.send(world, data, 1, kPingPongTag);
+        context.recv(world, data, 1, kPingPongTag);
+      } else {
+        context.recv(world, data, 0, kPingPongTag);
+        context.send(world, data, 0, kPingPongTag);
+      }
+    };
+  });
   state.counters["per_msg"] = benchmark::Counter(
       2, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
@@ -236,11 +236,11 @@ void BM_AllReduceRaw(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(1));
   run_raw_steps(state, cluster_options(state.range(2), state.range(0)),
                 [count](RankContext& context) {
-              return [&context, buf = std::vector<float>(count, 1.0f)]() mutable {
-                context.all_reduce(context.world(), as_mutable_buffer(std::span<float>(buf)),
-                                   ReduceOp::sum);
-              };
-            });
+                  return [&context, buf = std::vector<float>(count, 1.0f)]() mutable {
+                    context.all_reduce(context.world(), as_mutable_buffer(std::span<float>(buf)),
+                                       ReduceOp::sum);
+                  };
+                });
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(count * sizeof(float)));
 }
 

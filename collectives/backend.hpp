@@ -57,6 +57,26 @@ class Backend {
   virtual Work isend(ConstBuffer data, int dst, int tag) = 0;
   virtual Work irecv(MutableBuffer data, int src, int tag) = 0;
 
+  /// The blocking point-to-point forms (the Communicator's send/recv, every message of the
+  /// algorithms). By default through isend/irecv and their Work; a backend that can block
+  /// without making a handle overrides them (the emulator makes no Work per message; MPI
+  /// has MPI_Send, MPI_Recv, MPI_Sendrecv).
+  virtual void send(ConstBuffer data, int dst, int tag) { isend(data, dst, tag).wait(); }
+  virtual RecvStatus recv(MutableBuffer data, int src, int tag) {
+    Work work = irecv(data, src, tag);
+    work.wait();
+    return work.status();
+  }
+  /// Receives `in` from `src` while sending `out` to `dst` (MPI_Sendrecv): the receive is
+  /// posted first, then the send, and both are waited for, the receive first.
+  virtual RecvStatus exchange(ConstBuffer out, int dst, MutableBuffer in, int src, int tag) {
+    Work received = irecv(in, src, tag);
+    Work sent = isend(out, dst, tag);
+    received.wait();
+    sent.wait();
+    return received.status();
+  }
+
   /// The backend's own one-step implementation of a collective (the fabric's rendezvous;
   /// MPI's own collective), with signature checks across members.
   virtual Work native_collective(const CollectiveArgs& args) = 0;
@@ -86,9 +106,10 @@ class Backend {
   ScratchPool& scratch() { return scratch_; }
 
   /// Where the rank program made the call being served (backend.hpp's contract). Set by the
-  /// Communicator's funnel; not part of what a backend implements.
+  /// Communicator's funnel before every call; a backend reads it as it records operations,
+  /// or overrides set_call_site to hand it on once per call (the emulator's fabric).
   const SourceSite& call_site() const { return call_site_; }
-  void set_call_site(const SourceSite& site) { call_site_ = site; }
+  virtual void set_call_site(const SourceSite& site) { call_site_ = site; }
 
  private:
   ScratchPool scratch_;

@@ -1,15 +1,18 @@
 #include "collectives/cluster.hpp"
 
 #include "collectives/emulator_backend.hpp"
+#include "emulator/engine.hpp"
 #include "emulator/rank.hpp"
 
 namespace ranklab {
 
+// Making an Engine checks the options, so a bad configuration fails here, at construction;
+// each run makes its own. The Engine stays out of cluster.hpp, and RankContext with it.
 Cluster::Cluster(ClusterOptions options, Algorithm algorithm)
-    : engine_(std::move(options)), algorithm_(algorithm) {}
+    : options_(Engine(std::move(options)).options()), algorithm_(algorithm) {}
 
 RunReport Cluster::run(const RankProgram& program) {
-  return engine_.run([&](RankContext& context) {
+  return Engine(options_).run([&](RankContext& context) {
     Communicator world(make_emulator_backend(context, context.world()), algorithm_);
     program(world);
   });

@@ -7,7 +7,6 @@
 
 #include "collectives/communicator.hpp"
 #include "collectives/options.hpp"
-#include "emulator/engine.hpp"
 #include "emulator/options.hpp"
 #include "emulator/report.hpp"
 
@@ -30,11 +29,11 @@ class Cluster {
   /// Runs `program` once per rank. Rank failures are reported, not thrown.
   RunReport run(const RankProgram& program);
 
-  const ClusterOptions& options() const { return engine_.options(); }
+  const ClusterOptions& options() const { return options_; }
   Algorithm algorithm() const { return algorithm_; }
 
  private:
-  Engine engine_;
+  ClusterOptions options_;
   Algorithm algorithm_;
 };
 

@@ -92,10 +92,18 @@ Work Communicator::irecv(MutableBuffer data, int src, int tag, Where where) {
   return backend_->irecv(data, src, tag);
 }
 
+void Communicator::send(ConstBuffer data, int dst, int tag, Where where) {
+  require_member("send");
+  check_user_tag(tag, /*receive=*/false);
+  enter(where);
+  backend_->send(data, dst, tag);
+}
+
 RecvStatus Communicator::recv(MutableBuffer data, int src, int tag, Where where) {
-  Work work = irecv(data, src, tag, where);
-  work.wait();
-  return work.status();
+  require_member("recv");
+  check_user_tag(tag, /*receive=*/true);
+  enter(where);
+  return backend_->recv(data, src, tag);
 }
 
 Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested,

@@ -60,9 +60,7 @@ class Communicator {
   // sides with MismatchError naming them.
   Work isend(ConstBuffer data, int dst, int tag = 0, Where where = Where::current());
   Work irecv(MutableBuffer data, int src, int tag = 0, Where where = Where::current());
-  void send(ConstBuffer data, int dst, int tag = 0, Where where = Where::current()) {
-    isend(data, dst, tag, where).wait();
-  }
+  void send(ConstBuffer data, int dst, int tag = 0, Where where = Where::current());
   RecvStatus recv(MutableBuffer data, int src, int tag = 0, Where where = Where::current());
 
   template <typename T>

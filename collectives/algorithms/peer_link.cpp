@@ -20,26 +20,22 @@ PeerLink::PeerLink(Backend& backend, int tag, DataType dtype, ReduceOp op, std::
       elem_(size_of(dtype)) {}
 
 void PeerLink::send(const std::byte* data, std::size_t count, int dst) {
-  backend_.isend(ConstBuffer{data, count, dtype_}, dst, tag_).wait();
+  backend_.send(ConstBuffer{data, count, dtype_}, dst, tag_);
 }
 
 void PeerLink::recv(std::byte* data, std::size_t count, int src) {
-  Work work = backend_.irecv(MutableBuffer{data, count, dtype_}, src, tag_);
-  work.wait();
-  check_received(work, count, src);
+  check_received(backend_.recv(MutableBuffer{data, count, dtype_}, src, tag_), count, src);
 }
 
 void PeerLink::exchange(const std::byte* out, std::size_t out_count, int dst, std::byte* in,
                         std::size_t in_count, int src) {
-  Work received = backend_.irecv(MutableBuffer{in, in_count, dtype_}, src, tag_);
-  Work sent = backend_.isend(ConstBuffer{out, out_count, dtype_}, dst, tag_);
-  received.wait();
-  sent.wait();
-  check_received(received, in_count, src);
+  check_received(backend_.exchange(ConstBuffer{out, out_count, dtype_}, dst,
+                                   MutableBuffer{in, in_count, dtype_}, src, tag_),
+                 in_count, src);
 }
 
-void PeerLink::check_received(const Work& work, std::size_t expected, int src) const {
-  const std::size_t got = work.status().count;
+void PeerLink::check_received(const RecvStatus& status, std::size_t expected, int src) const {
+  const std::size_t got = status.count;
   if (got == expected) return;
   throw MismatchError(
       fmt::format("{}: rank {} expected {} x {} from rank {} (tag {:#x}), but rank {} sent {}: the "

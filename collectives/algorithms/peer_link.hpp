@@ -14,9 +14,10 @@
 namespace ranklab {
 
 /// One member's handle on one collective call. Ranks are group ranks; counts are elements.
-/// Every blocking call may throw what Work::wait throws; receives throw MismatchError naming
-/// both ranks when a message holds fewer elements than the schedule expects (the fabric
-/// already rejects messages larger than the receive buffer, and element-type mismatches).
+/// Every blocking call may throw what the backend's calls throw; receives throw
+/// MismatchError naming both ranks when a message holds fewer elements than the schedule
+/// expects (the backend already rejects messages larger than the receive buffer, and
+/// element-type mismatches).
 class PeerLink {
  public:
   /// `what` names the call in error messages (`all_reduce via ring in world`).
@@ -55,7 +56,7 @@ class PeerLink {
   }
 
  private:
-  void check_received(const Work& work, std::size_t expected, int src) const;
+  void check_received(const RecvStatus& status, std::size_t expected, int src) const;
 
   Backend& backend_;
   int tag_;

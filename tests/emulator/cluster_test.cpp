@@ -268,20 +268,20 @@ TEST_P(ScaleTest, BarrierAndAllReduceOfOneFloat) {
     }
   };
   const RunReport report =
-      p.communicator ? run_ranks(options,
-                                 [&](Communicator& world) {
-                                   float x = 1.0f;
-                                   world.barrier();
-                                   world.all_reduce(std::span(&x, 1));
-                                   check_sum(world.rank(), x);
-                                 })
-                     : Engine(options).run([&](RankContext& ctx) {
-                         float x = 1.0f;
-                         ctx.barrier(ctx.world());
-                         ctx.all_reduce(ctx.world(), as_mutable_buffer(std::span(&x, 1)),
-                                        ReduceOp::sum);
-                         check_sum(ctx.rank(), x);
-                       });
+      p.communicator
+          ? run_ranks(options,
+                      [&](Communicator& world) {
+                        float x = 1.0f;
+                        world.barrier();
+                        world.all_reduce(std::span(&x, 1));
+                        check_sum(world.rank(), x);
+                      })
+          : Engine(options).run([&](RankContext& ctx) {
+              float x = 1.0f;
+              ctx.barrier(ctx.world());
+              ctx.all_reduce(ctx.world(), as_mutable_buffer(std::span(&x, 1)), ReduceOp::sum);
+              check_sum(ctx.rank(), x);
+            });
   EXPECT_TRUE(run_ok(report));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
