@@ -56,7 +56,7 @@ Communicator Communicator::new_group(std::span<const int> global_ranks, std::str
 }
 
 Communicator::Annotation Communicator::annotate(std::string label) {
-  return Annotation(*labels_, &*labels_->interned.insert(std::move(label)).first);
+  return Annotation(*labels_, intern_label(std::move(label)));
 }
 
 Communicator Communicator::split(int color, int key, Where where) {

@@ -12,7 +12,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "collectives/backend.hpp"
@@ -150,11 +149,10 @@ class Communicator {
   Backend& backend() { return *backend_; }
 
  private:
-  /// The labels of one rank's calls, shared by its world and every group made from it. A
-  /// label is interned, so a recorded call holds a pointer that outlives every scope.
+  /// The label of one rank's calls, shared by its world and every group made from it. It
+  /// points to an interned string (intern_label), which outlives every scope and report.
   struct Labels {
     const std::string* current = nullptr;
-    std::unordered_set<std::string> interned;
   };
   Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm,
                std::shared_ptr<Labels> labels);

@@ -1,10 +1,26 @@
 #include "comm/call_site.hpp"
 
+#include <mutex>
+#include <unordered_set>
+
 namespace ranklab {
 
+const std::string* intern_label(std::string label) {
+  static std::mutex mutex;
+  static auto* labels = new std::unordered_set<std::string>();  // never freed: see the header
+  const std::lock_guard lock(mutex);
+  return &*labels->insert(std::move(label)).first;
+}
+
 std::string_view relative_source_path(std::string_view file) {
-  constexpr std::string_view root = RANKLAB_SOURCE_ROOT;  // ends with '/' (comm/CMakeLists.txt)
-  if (file.starts_with(root)) file.remove_prefix(root.size());
+  // Both end with '/' (comm/CMakeLists.txt); the second is "../" for a build inside the tree.
+  constexpr std::string_view root = RANKLAB_SOURCE_ROOT;
+  constexpr std::string_view from_build = RANKLAB_SOURCE_FROM_BUILD;
+  if (file.starts_with(root)) {
+    file.remove_prefix(root.size());
+  } else if (from_build != "/" && file.starts_with(from_build)) {
+    file.remove_prefix(from_build.size());
+  }
   return file;
 }
 
@@ -22,6 +38,10 @@ std::string_view short_function_name(std::string_view function) {
     } else if (c == '>' && depth > 0) {
       --depth;
     } else if (c == '(' && depth == 0) {
+      if (function.substr(i).starts_with("(anonymous namespace)")) {  // Clang's spelling
+        i += std::string_view("(anonymous namespace)").size() - 1;
+        continue;
+      }
       if (function.substr(0, i).ends_with("operator") && function.substr(i).starts_with("()")) {
         ++i;
         continue;

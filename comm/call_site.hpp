@@ -29,6 +29,12 @@ struct SourceSite {
   bool empty() const { return file == nullptr && function == nullptr && label == nullptr; }
 };
 
+/// The one copy of `label` for the whole process: a SourceSite points to it, and an
+/// operation may be reported after the rank and its Communicator are gone (the final
+/// report of an aborted run), so labels are never freed. Distinct labels are few (a model
+/// has layers x micro-batches x passes of them), so the table stays small. Thread-safe.
+const std::string* intern_label(std::string label);
+
 /// `file` without the build's source root (RANKLAB_SOURCE_ROOT), so traces of one program
 /// hold the same path on every machine: "model/pipeline_step.cpp".
 std::string_view relative_source_path(std::string_view file);
