@@ -1,7 +1,8 @@
 // What recording call sites costs (issue 15 §1): the seed's hybrid step (as step_bench.cpp
 // runs it: TP2 PP2 DP2 on 8 ranks, barrier to barrier) and a small all_reduce (8 ranks, 16
 // floats, native and ring), each with call sites on and off (ClusterOptions::call_sites),
-// trace on (a MemorySink, where sites are written into every event). Off still passes the
+// trace on (a MemorySink, which keeps a copy of every event, its site's strings included)
+// and, for the all_reduce, off (sites are then kept only in the report's recent events). Off still passes the
 // std::source_location down the funnel (a pointer), so "on / off" is what recording adds:
 // the site copied into each operation and turned into the event's strings.
 // `bench/site_bench --benchmark_format=json | python3 bench/site_ratios.py` prints the
@@ -25,11 +26,11 @@ namespace {
 constexpr int kWarmup = 3;
 constexpr ParallelConfig kSeedLayout{.tp = 2, .pp = 2, .dp = 2};
 
-ClusterOptions options_for(int world, bool sites) {
+ClusterOptions options_for(int world, bool sites, bool trace = true) {
   ClusterOptions options;
   options.world_size = world;
   options.call_sites = sites;
-  options.trace_sink = std::make_shared<MemorySink>();
+  if (trace) options.trace_sink = std::make_shared<MemorySink>();
   return options;
 }
 
@@ -75,7 +76,8 @@ void BM_SeedStep(benchmark::State& state) {
 
 void BM_SmallAllReduce(benchmark::State& state) {
   const auto algorithm = state.range(1) == 0 ? Algorithm::direct : Algorithm::ring;
-  run_timed(state, options_for(8, state.range(0) != 0), [algorithm](Communicator& world) {
+  run_timed(state, options_for(8, state.range(0) != 0, state.range(2) != 0),
+            [algorithm](Communicator& world) {
     auto data = std::make_shared<std::vector<float>>(16, 1.0f);
     return [&world, data, algorithm] {
       world.all_reduce(std::span<float>(*data), {.algorithm = algorithm});
@@ -85,8 +87,8 @@ void BM_SmallAllReduce(benchmark::State& state) {
 
 BENCHMARK(BM_SeedStep)->ArgNames({"sites"})->Arg(0)->Arg(1)->UseRealTime();
 BENCHMARK(BM_SmallAllReduce)
-    ->ArgNames({"sites", "ring"})
-    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->ArgNames({"sites", "ring", "trace"})
+    ->ArgsProduct({{0, 1}, {0, 1}, {0, 1}})
     ->UseRealTime();
 
 }  // namespace

@@ -27,6 +27,7 @@ struct SourceSite {
             label};
   }
   bool empty() const { return file == nullptr && function == nullptr && label == nullptr; }
+  friend bool operator==(const SourceSite&, const SourceSite&) = default;
 };
 
 /// The one copy of `label` for the whole process: a SourceSite points to it, and an

@@ -508,7 +508,14 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || !recv);
   e.hash = e.has_hash ? op.hash : 0;
   e.blocked = !completed && op.blocked_at_end;
-  assign_call_site(e.site, op.site);
+  // The recorded form of the rank's latest site is kept: consecutive operations (an
+  // algorithm's messages) mostly share one, and making it costs more than copying it.
+  RankSlot& slot = *ranks_[static_cast<std::size_t>(op.rank)];
+  if (!(slot.recorded_for == op.site)) {
+    assign_call_site(slot.recorded_site, op.site);
+    slot.recorded_for = op.site;
+  }
+  e.site = slot.recorded_site;
   if (options_.trace_sink) {
     e.in_flight = op.in_flight;  // only tracing fills it
     options_.trace_sink->record(e);
