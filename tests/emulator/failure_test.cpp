@@ -283,7 +283,7 @@ TEST_P(WatchdogTest, TimeoutEndsAPollingLivelock) {
   EXPECT_EQ(report.root_cause_rank, 1);
   EXPECT_EQ(report.summary,
             "watchdog: rank 1 waited more than 200 ms in recv from rank 0 tag 2 in world "
-            "(1 x i32), op #0");
+            "(1 x i32), op #0 at tests/emulator/failure_test.cpp:274 (TestBody)");
   EXPECT_TRUE(
       contains(report.details, "WATCHDOG: rank 1 waited longer than 200 ms; state of every rank:"));
   EXPECT_EQ(errors.kind(1), "TimeoutError");
