@@ -20,6 +20,9 @@
 //  - Asynchronous completion only through Work: a backend returns Work::make<Impl>(...)
 //    with its own detail::WorkImpl (collectives/work.hpp), or an empty Work when the call
 //    has already completed.
+//  - call_site(): where the rank program made the call now being served (the Communicator
+//    sets it before every call it makes on the backend, so every backend has it for free);
+//    a backend records it with the operations it posts.
 //  - Failures are the exceptions of comm/errors.hpp (DeadlockError, PeerAbortedError,
 //    MismatchError, TimeoutError) and UsageError for bad arguments.
 #pragma once
@@ -33,6 +36,7 @@
 #include "collectives/scratch_pool.hpp"
 #include "collectives/work.hpp"
 #include "comm/buffer.hpp"
+#include "comm/call_site.hpp"
 #include "comm/collective_args.hpp"
 #include "comm/fingerprint.hpp"
 #include "traces/event.hpp"
@@ -106,8 +110,15 @@ class Backend {
   /// backend implements.
   ScratchPool& scratch() { return scratch_; }
 
+  /// Where the rank program made the call being served (backend.hpp's contract). Set by the
+  /// Communicator's funnel before every call; a backend reads it as it records operations,
+  /// or overrides set_call_site to hand it on once per call (the emulator's fabric).
+  const SourceSite& call_site() const { return call_site_; }
+  virtual void set_call_site(const SourceSite& site) { call_site_ = site; }
+
  private:
   ScratchPool scratch_;
+  SourceSite call_site_;
 };
 
 }  // namespace ranklab

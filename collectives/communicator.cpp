@@ -38,7 +38,11 @@ void check_user_tag(int tag, bool receive) {
 }  // namespace
 
 Communicator::Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm)
-    : backend_(std::move(backend)), algorithm_(algorithm) {
+    : Communicator(std::move(backend), algorithm, std::make_shared<Labels>()) {}
+
+Communicator::Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm,
+                           std::shared_ptr<Labels> labels)
+    : backend_(std::move(backend)), algorithm_(algorithm), labels_(std::move(labels)) {
   RANKLAB_CHECK(algorithm_ != Algorithm::automatic,
                 "a communicator's default algorithm must be a concrete one");
 }
@@ -48,16 +52,20 @@ void Communicator::require_member(std::string_view call) const {
 }
 
 Communicator Communicator::new_group(std::span<const int> global_ranks, std::string_view kind) {
-  return Communicator(backend_->new_group(kind, global_ranks), algorithm_);
+  return Communicator(backend_->new_group(kind, global_ranks), algorithm_, labels_);
 }
 
-Communicator Communicator::split(int color, int key) {
+Communicator::Annotation Communicator::annotate(std::string label) {
+  return Annotation(*labels_, intern_label(std::move(label)));
+}
+
+Communicator Communicator::split(int color, int key, Where where) {
   require_member("split");
   // Everyone learns everyone's (color, key) with one all_gather, then builds its group.
   const std::int64_t mine[2] = {color, key};
   std::vector<std::int64_t> all(2 * static_cast<std::size_t>(size()));
   all_gather(ConstBuffer{mine, 2, DataType::i64}, as_mutable_buffer(std::span(all)),
-             {.algorithm = Algorithm::direct});
+             {.algorithm = Algorithm::direct}, where);
   std::vector<std::pair<std::int64_t, int>> members;  // (key, group rank)
   for (int r = 0; r < size(); ++r) {
     if (all[2 * static_cast<std::size_t>(r)] == color) {
@@ -70,33 +78,39 @@ Communicator Communicator::split(int color, int key) {
   return new_group(ranks, fmt::format("{}.split{}", name(), color));
 }
 
-Work Communicator::isend(ConstBuffer data, int dst, int tag) {
+Work Communicator::isend(ConstBuffer data, int dst, int tag, Where where) {
   require_member("send");
   check_user_tag(tag, /*receive=*/false);
+  enter(where);
   return backend_->isend(data, dst, tag);
 }
 
-Work Communicator::irecv(MutableBuffer data, int src, int tag) {
+Work Communicator::irecv(MutableBuffer data, int src, int tag, Where where) {
   require_member("recv");
   check_user_tag(tag, /*receive=*/true);
+  enter(where);
   return backend_->irecv(data, src, tag);
 }
 
-void Communicator::send(ConstBuffer data, int dst, int tag) {
+void Communicator::send(ConstBuffer data, int dst, int tag, Where where) {
   require_member("send");
   check_user_tag(tag, /*receive=*/false);
+  enter(where);
   backend_->send(data, dst, tag);
 }
 
-RecvStatus Communicator::recv(MutableBuffer data, int src, int tag) {
+RecvStatus Communicator::recv(MutableBuffer data, int src, int tag, Where where) {
   require_member("recv");
   check_user_tag(tag, /*receive=*/true);
+  enter(where);
   return backend_->recv(data, src, tag);
 }
 
 Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested,
-                                  Completion completion, const PerPeerCounts* per_peer) {
+                                  const Where& where, Completion completion,
+                                  const PerPeerCounts* per_peer) {
   require_member(to_string(args.op));
+  enter(where);  // an algorithm's messages are the call's: they carry its site
   if (per_peer != nullptr) {
     RANKLAB_CHECK(requested == Algorithm::automatic || requested == Algorithm::direct ||
                       requested == Algorithm::pairwise,
@@ -169,84 +183,84 @@ CollectiveArgs all_to_all_args(ConstBuffer input, MutableBuffer output) {
 
 }  // namespace
 
-Work Communicator::ibarrier(const BarrierOptions& options) {
-  return run_collective(barrier_args(), options.algorithm);
+Work Communicator::ibarrier(const BarrierOptions& options, Where where) {
+  return run_collective(barrier_args(), options.algorithm, where);
 }
-void Communicator::barrier(const BarrierOptions& options) {
-  run_collective(barrier_args(), options.algorithm, Completion::wait).wait();
-}
-
-Work Communicator::iall_reduce(MutableBuffer data, const AllReduceOptions& options) {
-  return run_collective(all_reduce_args(data, options), options.algorithm);
-}
-void Communicator::all_reduce(MutableBuffer data, const AllReduceOptions& options) {
-  run_collective(all_reduce_args(data, options), options.algorithm, Completion::wait).wait();
+void Communicator::barrier(const BarrierOptions& options, Where where) {
+  run_collective(barrier_args(), options.algorithm, where, Completion::wait).wait();
 }
 
-Work Communicator::ibroadcast(MutableBuffer data, const BroadcastOptions& options) {
-  return run_collective(broadcast_args(data, options), options.algorithm);
+Work Communicator::iall_reduce(MutableBuffer data, const AllReduceOptions& options, Where where) {
+  return run_collective(all_reduce_args(data, options), options.algorithm, where);
 }
-void Communicator::broadcast(MutableBuffer data, const BroadcastOptions& options) {
-  run_collective(broadcast_args(data, options), options.algorithm, Completion::wait).wait();
+void Communicator::all_reduce(MutableBuffer data, const AllReduceOptions& options, Where where) {
+  run_collective(all_reduce_args(data, options), options.algorithm, where, Completion::wait).wait();
 }
 
-Work Communicator::ireduce(MutableBuffer data, const ReduceOptions& options) {
-  return run_collective(reduce_args(data, options), options.algorithm);
+Work Communicator::ibroadcast(MutableBuffer data, const BroadcastOptions& options, Where where) {
+  return run_collective(broadcast_args(data, options), options.algorithm, where);
 }
-void Communicator::reduce(MutableBuffer data, const ReduceOptions& options) {
-  run_collective(reduce_args(data, options), options.algorithm, Completion::wait).wait();
+void Communicator::broadcast(MutableBuffer data, const BroadcastOptions& options, Where where) {
+  run_collective(broadcast_args(data, options), options.algorithm, where, Completion::wait).wait();
+}
+
+Work Communicator::ireduce(MutableBuffer data, const ReduceOptions& options, Where where) {
+  return run_collective(reduce_args(data, options), options.algorithm, where);
+}
+void Communicator::reduce(MutableBuffer data, const ReduceOptions& options, Where where) {
+  run_collective(reduce_args(data, options), options.algorithm, where, Completion::wait).wait();
 }
 
 Work Communicator::iall_gather(ConstBuffer input, MutableBuffer output,
-                               const AllGatherOptions& options) {
-  return run_collective(all_gather_args(input, output), options.algorithm);
+                               const AllGatherOptions& options, Where where) {
+  return run_collective(all_gather_args(input, output), options.algorithm, where);
 }
 void Communicator::all_gather(ConstBuffer input, MutableBuffer output,
-                              const AllGatherOptions& options) {
-  run_collective(all_gather_args(input, output), options.algorithm, Completion::wait).wait();
+                              const AllGatherOptions& options, Where where) {
+  run_collective(all_gather_args(input, output), options.algorithm, where, Completion::wait).wait();
 }
 
 Work Communicator::ireduce_scatter(ConstBuffer input, MutableBuffer output,
-                                   const ReduceScatterOptions& options) {
-  return run_collective(reduce_scatter_args(input, output, options), options.algorithm);
+                                   const ReduceScatterOptions& options, Where where) {
+  return run_collective(reduce_scatter_args(input, output, options), options.algorithm, where);
 }
 void Communicator::reduce_scatter(ConstBuffer input, MutableBuffer output,
-                                  const ReduceScatterOptions& options) {
-  run_collective(reduce_scatter_args(input, output, options), options.algorithm,
+                                  const ReduceScatterOptions& options, Where where) {
+  run_collective(reduce_scatter_args(input, output, options), options.algorithm, where,
                  Completion::wait).wait();
 }
 
-Work Communicator::igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options) {
-  return run_collective(gather_args(input, output, options), options.algorithm);
+Work Communicator::igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options, Where where) {
+  return run_collective(gather_args(input, output, options), options.algorithm, where);
 }
-void Communicator::gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options) {
-  run_collective(gather_args(input, output, options), options.algorithm, Completion::wait).wait();
+void Communicator::gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options, Where where) {
+  run_collective(gather_args(input, output, options), options.algorithm, where, Completion::wait).wait();
 }
 
 Work Communicator::iscatter(ConstBuffer input, MutableBuffer output,
-                            const ScatterOptions& options) {
-  return run_collective(scatter_args(input, output, options), options.algorithm);
+                            const ScatterOptions& options, Where where) {
+  return run_collective(scatter_args(input, output, options), options.algorithm, where);
 }
 void Communicator::scatter(ConstBuffer input, MutableBuffer output,
-                           const ScatterOptions& options) {
-  run_collective(scatter_args(input, output, options), options.algorithm, Completion::wait).wait();
+                           const ScatterOptions& options, Where where) {
+  run_collective(scatter_args(input, output, options), options.algorithm, where, Completion::wait).wait();
 }
 
 Work Communicator::iall_to_all(ConstBuffer input, MutableBuffer output,
-                               const AllToAllOptions& options) {
-  return run_collective(all_to_all_args(input, output), options.algorithm);
+                               const AllToAllOptions& options, Where where) {
+  return run_collective(all_to_all_args(input, output), options.algorithm, where);
 }
 void Communicator::all_to_all(ConstBuffer input, MutableBuffer output,
-                              const AllToAllOptions& options) {
-  run_collective(all_to_all_args(input, output), options.algorithm, Completion::wait).wait();
+                              const AllToAllOptions& options, Where where) {
+  run_collective(all_to_all_args(input, output), options.algorithm, where, Completion::wait).wait();
 }
 
 Work Communicator::iall_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
                                  MutableBuffer output, std::span<const std::size_t> recv_counts,
-                                 const AllToAllOptions& options) {
+                                 const AllToAllOptions& options, Where where) {
   const PerPeerCounts counts{send_counts, recv_counts};
-  return run_collective(all_to_all_args(input, output), options.algorithm, Completion::handle,
-                        &counts);
+  return run_collective(all_to_all_args(input, output), options.algorithm, where,
+                        Completion::handle, &counts);
 }
 
 }  // namespace ranklab

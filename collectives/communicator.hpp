@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <source_location>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +28,12 @@ struct PerPeerCounts;
 /// TimeoutError (the run is ending; let them propagate) or UsageError (bad arguments).
 class Communicator {
  public:
+  /// Every call's last parameter, defaulted: where the rank program made the call. Leave it
+  /// out; the reports and the trace name it (a wrapper of the model passes its own caller's).
+  using Where = std::source_location;
+
+  class Annotation;
+
   /// The group `backend` stands for; `algorithm` is the default for every collective whose
   /// options say `automatic` (and for groups made from this one). Rank programs do not make
   /// one: Cluster::run (or another backend's runner) hands each rank its world.
@@ -44,44 +51,48 @@ class Communicator {
   Communicator new_group(std::span<const int> global_ranks, std::string_view kind = "group");
   /// MPI_Comm_split: members with the same `color` form a group ordered by (`key`, rank).
   /// Collective over this communicator.
-  Communicator split(int color, int key);
+  Communicator split(int color, int key, Where where = Where::current());
 
   // Point-to-point. Untyped core, then typed conveniences. Tags are below
   // kFirstReservedTag (collectives/tags.hpp; recv also takes kAnyTag): the tags above are the
   // collectives' own. A receive buffer may be larger than the message, as in MPI: status()
   // says how many elements arrived. A smaller buffer or a different element type fails both
   // sides with MismatchError naming them.
-  Work isend(ConstBuffer data, int dst, int tag = 0);
-  Work irecv(MutableBuffer data, int src, int tag = 0);
-  void send(ConstBuffer data, int dst, int tag = 0);
-  RecvStatus recv(MutableBuffer data, int src, int tag = 0);
+  Work isend(ConstBuffer data, int dst, int tag = 0, Where where = Where::current());
+  Work irecv(MutableBuffer data, int src, int tag = 0, Where where = Where::current());
+  void send(ConstBuffer data, int dst, int tag = 0, Where where = Where::current());
+  RecvStatus recv(MutableBuffer data, int src, int tag = 0, Where where = Where::current());
 
   template <typename T>
-  void send(std::span<const T> data, int dst, int tag = 0) { send(as_buffer(data), dst, tag); }
-  template <typename T>
-  RecvStatus recv(std::span<T> data, int src, int tag = 0) {
-    return recv(as_mutable_buffer(data), src, tag);
+  void send(std::span<const T> data, int dst, int tag = 0, Where where = Where::current()) {
+    send(as_buffer(data), dst, tag, where);
   }
   template <typename T>
-  Work isend(std::span<const T> data, int dst, int tag = 0) { return isend(as_buffer(data), dst, tag); }
+  RecvStatus recv(std::span<T> data, int src, int tag = 0, Where where = Where::current()) {
+    return recv(as_mutable_buffer(data), src, tag, where);
+  }
   template <typename T>
-  Work irecv(std::span<T> data, int src, int tag = 0) {
-    return irecv(as_mutable_buffer(data), src, tag);
+  Work isend(std::span<const T> data, int dst, int tag = 0, Where where = Where::current()) {
+    return isend(as_buffer(data), dst, tag, where);
+  }
+  template <typename T>
+  Work irecv(std::span<T> data, int src, int tag = 0, Where where = Where::current()) {
+    return irecv(as_mutable_buffer(data), src, tag, where);
   }
 
   // Collectives: the i-prefixed forms return a Work; the plain forms wait for it. With a
   // point-to-point algorithm (ring, tree, ...) the i-form runs the whole message script
   // before it returns, so its Work is already complete; only `direct` overlaps.
-  Work ibarrier(const BarrierOptions& options = {});
-  Work iall_reduce(MutableBuffer data, const AllReduceOptions& options = {});
-  Work ibroadcast(MutableBuffer data, const BroadcastOptions& options = {});
-  Work ireduce(MutableBuffer data, const ReduceOptions& options = {});
-  Work iall_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {});
+  Work ibarrier(const BarrierOptions& options = {}, Where where = Where::current());
+  Work iall_reduce(MutableBuffer data, const AllReduceOptions& options = {}, Where where = Where::current());
+  Work ibroadcast(MutableBuffer data, const BroadcastOptions& options = {}, Where where = Where::current());
+  Work ireduce(MutableBuffer data, const ReduceOptions& options = {}, Where where = Where::current());
+  Work iall_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {}, Where where = Where::current());
   Work ireduce_scatter(ConstBuffer input, MutableBuffer output,
-                       const ReduceScatterOptions& options = {});
-  Work igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {});
-  Work iscatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {});
-  Work iall_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {});
+                       const ReduceScatterOptions& options = {}, Where where = Where::current());
+  Work igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {}, Where where = Where::current());
+  Work iscatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {}, Where where = Where::current());
+  Work iall_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {}, Where where = Where::current());
   /// all_to_all with uneven splits (MPI_Alltoallv; torch's all_to_all_single with split
   /// sizes): sends send_counts[j] elements of `input`, packed in rank order, to rank j and
   /// receives recv_counts[j] elements from rank j into `output`, packed likewise. Rank i's
@@ -90,42 +101,48 @@ class Communicator {
   /// all_to_all), and has completed when it returns.
   Work iall_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
                      MutableBuffer output, std::span<const std::size_t> recv_counts,
-                     const AllToAllOptions& options = {});
+                     const AllToAllOptions& options = {}, Where where = Where::current());
 
-  void barrier(const BarrierOptions& options = {});
-  void all_reduce(MutableBuffer data, const AllReduceOptions& options = {});
-  void broadcast(MutableBuffer data, const BroadcastOptions& options = {});
-  void reduce(MutableBuffer data, const ReduceOptions& options = {});
-  void all_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {});
+  void barrier(const BarrierOptions& options = {}, Where where = Where::current());
+  void all_reduce(MutableBuffer data, const AllReduceOptions& options = {}, Where where = Where::current());
+  void broadcast(MutableBuffer data, const BroadcastOptions& options = {}, Where where = Where::current());
+  void reduce(MutableBuffer data, const ReduceOptions& options = {}, Where where = Where::current());
+  void all_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {}, Where where = Where::current());
   void reduce_scatter(ConstBuffer input, MutableBuffer output,
-                      const ReduceScatterOptions& options = {});
-  void gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {});
-  void scatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {});
-  void all_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {});
+                      const ReduceScatterOptions& options = {}, Where where = Where::current());
+  void gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {}, Where where = Where::current());
+  void scatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {}, Where where = Where::current());
+  void all_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {}, Where where = Where::current());
   void all_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
                     MutableBuffer output, std::span<const std::size_t> recv_counts,
-                    const AllToAllOptions& options = {}) {
-    iall_to_all_v(input, send_counts, output, recv_counts, options).wait();
+                    const AllToAllOptions& options = {}, Where where = Where::current()) {
+    iall_to_all_v(input, send_counts, output, recv_counts, options, where).wait();
   }
 
   template <typename T>
-  void all_reduce(std::span<T> data, const AllReduceOptions& options = {}) {
-    all_reduce(as_mutable_buffer(data), options);
+  void all_reduce(std::span<T> data, const AllReduceOptions& options = {}, Where where = Where::current()) {
+    all_reduce(as_mutable_buffer(data), options, where);
   }
   template <typename T>
-  void broadcast(std::span<T> data, const BroadcastOptions& options = {}) {
-    broadcast(as_mutable_buffer(data), options);
+  void broadcast(std::span<T> data, const BroadcastOptions& options = {}, Where where = Where::current()) {
+    broadcast(as_mutable_buffer(data), options, where);
   }
   template <typename T>
   void all_gather(std::span<const T> input, std::span<T> output,
-                  const AllGatherOptions& options = {}) {
-    all_gather(as_buffer(input), as_mutable_buffer(output), options);
+                  const AllGatherOptions& options = {}, Where where = Where::current()) {
+    all_gather(as_buffer(input), as_mutable_buffer(output), options, where);
   }
   template <typename T>
   void reduce_scatter(std::span<const T> input, std::span<T> output,
-                      const ReduceScatterOptions& options = {}) {
-    reduce_scatter(as_buffer(input), as_mutable_buffer(output), options);
+                      const ReduceScatterOptions& options = {}, Where where = Where::current()) {
+    reduce_scatter(as_buffer(input), as_mutable_buffer(output), options, where);
   }
+
+  /// Names the calls this rank makes, on this communicator and every group made from it,
+  /// until the returned scope ends, in the program's own terms ("TP all_reduce of layer 2
+  /// forward"): traces record it with the call site and reports show it. Scopes nest; the
+  /// innermost names the calls.
+  [[nodiscard]] Annotation annotate(std::string label);
 
   /// Lets other ranks run; call it between test() polls.
   void yield() { backend_->yield(); }
@@ -146,18 +163,49 @@ class Communicator {
   Backend& backend() { return *backend_; }
 
  private:
+  /// The label of one rank's calls, shared by its world and every group made from it. It
+  /// points to an interned string (intern_label), which outlives every scope and report.
+  struct Labels {
+    const std::string* current = nullptr;
+  };
+  Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm,
+               std::shared_ptr<Labels> labels);
+  /// Tells the backend where the call it is about to serve was made.
+  void enter(const Where& where) {
+    backend_->set_call_site(SourceSite::from(where, labels_->current));
+  }
+
   /// The funnel: every collective comes through here. It checks the arguments, posts the
   /// call's fingerprint (checked at once against the other members'), then runs the native
   /// collective or the algorithm's messages. `per_peer` carries all_to_all_v's counts.
   /// `wait`: the plain (blocking) forms, which a native call serves without a handle.
   enum class Completion { handle, wait };
   Work run_collective(const CollectiveArgs& args, Algorithm requested,
-                      Completion completion = Completion::handle,
+                      const Where& where, Completion completion = Completion::handle,
                       const PerPeerCounts* per_peer = nullptr);
   void require_member(std::string_view call) const;
 
   std::shared_ptr<Backend> backend_;
   Algorithm algorithm_;
+  std::shared_ptr<Labels> labels_;
+};
+
+/// The scope of Communicator::annotate: restores the enclosing label when it ends.
+class [[nodiscard]] Communicator::Annotation {
+ public:
+  Annotation(const Annotation&) = delete;
+  Annotation& operator=(const Annotation&) = delete;
+  ~Annotation() { labels_.current = enclosing_; }
+
+ private:
+  friend class Communicator;
+  Annotation(Labels& labels, const std::string* label)
+      : labels_(labels), enclosing_(labels.current) {
+    labels_.current = label;
+  }
+
+  Labels& labels_;
+  const std::string* enclosing_;
 };
 
 }  // namespace ranklab

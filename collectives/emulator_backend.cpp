@@ -71,6 +71,12 @@ class EmulatorBackend final : public Backend {
     return context_.begin_collective(group_, fingerprint);
   }
   void end_collective() noexcept override { context_.end_collective(); }
+  // The fabric keeps the rank's current site and stamps every operation it posts with it,
+  // the algorithms' messages included.
+  void set_call_site(const SourceSite& site) override {
+    Backend::set_call_site(site);
+    context_.set_call_site(site);
+  }
   std::shared_ptr<Backend> new_group(std::string_view kind,
                                      std::span<const int> global_ranks) override {
     return std::make_shared<EmulatorBackend>(context_, context_.new_group(kind, global_ranks));

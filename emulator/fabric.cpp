@@ -68,6 +68,7 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
   op->rank = rank;
   op->rank_seq = ranks_[static_cast<std::size_t>(rank)]->next_seq++;
   op->group = &group;
+  op->site = ranks_[static_cast<std::size_t>(rank)]->site;
   op->clock_at_post = ranks_[static_cast<std::size_t>(rank)]->lamport;
   ++progress_;
   if (tracing_) {
@@ -97,6 +98,11 @@ void Fabric::flush_compute(int rank) {
   ComputeWork& work = ranks_[static_cast<std::size_t>(rank)]->compute;
   if (options_.trace_sink && !work.empty()) options_.trace_sink->record_compute_after(rank, work);
   work = {};
+}
+
+void Fabric::set_call_site(int rank, const SourceSite& site) {
+  if (!options_.call_sites) return;
+  ranks_[static_cast<std::size_t>(rank)]->site = site;
 }
 
 void Fabric::set_next_seq(int rank, std::uint64_t seq) {
@@ -495,6 +501,14 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || !recv);
   e.hash = e.has_hash ? op.hash : 0;
   e.blocked = !completed && op.blocked_at_end;
+  // The recorded form of the rank's latest site is kept: consecutive operations (an
+  // algorithm's messages) mostly share one, and making it costs more than copying it.
+  RankSlot& slot = *ranks_[static_cast<std::size_t>(op.rank)];
+  if (!(slot.recorded_for == op.site)) {
+    assign_call_site(slot.recorded_site, op.site);
+    slot.recorded_for = op.site;
+  }
+  e.site = slot.recorded_site;
   if (options_.trace_sink) {
     e.in_flight = op.in_flight;  // only tracing fills it
     e.compute = op.compute;

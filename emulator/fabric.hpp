@@ -91,6 +91,9 @@ class Fabric {
   /// Replay: `rank`'s next operation gets rank_seq `seq` (>= the current one), so a replayed
   /// trace keeps its recorded numbering, gaps included.
   void set_next_seq(int rank, std::uint64_t seq);
+  /// Where `rank`'s next operations were called from (comm/call_site.hpp), until set again.
+  /// Only the rank's own fiber calls it, and only its own operations read it.
+  void set_call_site(int rank, const SourceSite& site);
 
   /// `rank` computed `work` (compute events, format 1.2, or an unlabelled amount): it goes
   /// on the rank's next operation in the trace, or on its last one when it ends. Nothing
@@ -188,7 +191,10 @@ class Fabric {
 
   // Deadlock analysis (fabric_report.cpp, fabric_diagnosis.cpp).
   detail::WaitGraph build_wait_graph() const;
+  /// An operation and where it was called: "recv from rank 1 tag 0 in pp[0,2] (4 x f32), op
+  /// #3 at model/pipeline_step.cpp:42 (backward)".
   std::string describe_pending(const detail::Operation& op) const;
+  std::string describe_operation(const detail::Operation& op) const;
   std::string deadlock_summary(const detail::WaitGraph& graph) const;
   std::string deadlock_details(const detail::WaitGraph& graph, int watchdog_rank) const;
   std::string culprit_lines(const detail::WaitGraph& graph) const;

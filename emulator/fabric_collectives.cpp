@@ -45,8 +45,8 @@ const std::shared_ptr<Operation>& Fabric::post_collective(int rank, const Group&
   auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
   if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
   op->coll_seq = next[group.id()]++;
-  post_call(rank, group, detail::PostedCall{signature, kDirectAlgorithm, false, op->rank_seq},
-            op);
+  post_call(rank, group,
+            detail::PostedCall{signature, kDirectAlgorithm, false, op->rank_seq, op->site}, op);
   return op;
 }
 
@@ -98,7 +98,7 @@ void Fabric::throw_call_mismatch(int rank, const Group& group, std::uint64_t seq
     rows[i] = detail::PostedFingerprint{
         CollectiveFingerprint{c.signature, fingerprints_.algorithms[c.algorithm],
                               c.per_peer_counts},
-        c.rank_seq};
+        c.rank_seq, c.site};
   }
   // Kept with the rank that noticed: its failure may become the run's verdict later.
   detail::RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];

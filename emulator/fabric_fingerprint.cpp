@@ -34,7 +34,8 @@ std::uint64_t Fabric::begin_collective(int rank, const Group& group,
   const auto r = static_cast<std::size_t>(rank);
   const detail::PostedCall call{fingerprint.signature,
                                 fingerprints_.algorithm_id(fingerprint.algorithm),
-                                fingerprint.per_peer_counts, ranks_[r]->next_seq};
+                                fingerprint.per_peer_counts, ranks_[r]->next_seq,
+                                ranks_[r]->site};
   const std::uint64_t seq = post_call(rank, group, call, nullptr);
   auto& inside = fingerprints_.inside;
   if (inside.size() < ranks_.size()) inside.resize(ranks_.size());

@@ -6,6 +6,7 @@
 #include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/detail/wait_graph.hpp"
+#include "traces/event_text.hpp"
 #include "traces/hash.hpp"
 
 namespace ranklab {
@@ -35,7 +36,7 @@ std::string describe_event(const TraceEvent& e, const std::vector<std::unique_pt
   }
   text += fmt::format(" in {} ({} x {})", groups[e.group]->name(), e.count, to_string(e.dtype));
   if (e.status == OpStatus::pending) text += " [pending]";
-  return text;
+  return text + describe_site(e.site);
 }
 
 }  // namespace
@@ -51,6 +52,10 @@ std::string detail::describe_exception(const std::exception_ptr& error) {
 }
 
 std::string Fabric::describe_pending(const Operation& op) const {
+  return describe_operation(op) + describe_site(to_call_site(op.site));
+}
+
+std::string Fabric::describe_operation(const Operation& op) const {
   const Group& g = *op.group;
   switch (op.kind) {
     case OpKind::send:

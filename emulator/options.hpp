@@ -88,6 +88,10 @@ struct ClusterOptions {
   /// (EIGEN_STACK_ALLOCATION_LIMIT=0); an overflow ends the process with exit code 5 and a
   /// line naming the rank (detail/stack_overflow.hpp).
   std::size_t stack_size = 256 * 1024;
+  /// Every operation records where the rank program called it (reports and traces name
+  /// it). Off: no site anywhere, as before call sites were recorded; bench/site_bench.cpp
+  /// compares the two (the cost is not worth measuring).
+  bool call_sites = true;
   /// Where every operation is recorded; null records nothing and costs nothing.
   std::shared_ptr<TraceSink> trace_sink;
   /// Extra entries for the trace header's `config` (program, arguments, seed, ...).

@@ -108,6 +108,8 @@ void RankContext::set_next_rank_seq(std::uint64_t rank_seq) {
   fabric_.set_next_seq(rank_, rank_seq);
 }
 
+void RankContext::set_call_site(const SourceSite& site) { fabric_.set_call_site(rank_, site); }
+
 void RankContext::yield() { yield_turn(/*polling=*/true); }
 
 void RankContext::yield_turn(bool polling) {

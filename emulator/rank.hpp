@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "comm/buffer.hpp"
+#include "comm/call_site.hpp"
 #include "comm/collective_args.hpp"
 #include "comm/fingerprint.hpp"
 #include "emulator/group.hpp"
@@ -74,6 +75,10 @@ class RankContext {
   /// For replay: this rank's next operation gets `rank_seq` (at least the next number it
   /// would get), so a replayed trace keeps its recorded numbering, gaps included.
   void set_next_rank_seq(std::uint64_t rank_seq);
+
+  /// Where this rank's next operations are called from (the emulator backend passes on the
+  /// Communicator's call site; replay the recorded one), until set again.
+  void set_call_site(const SourceSite& site);
 
  private:
   /// Applies a kill or delay fault due before the next post (fault injection only).

@@ -1,6 +1,9 @@
 #include "model/data_parallel.hpp"
 
+#include <fmt/format.h>
+
 #include <span>
+#include <string_view>
 
 namespace ranklab {
 
@@ -8,8 +11,9 @@ namespace {
 
 // all_reduce(sum) then ÷ size, on one parameter's gradient (a matrix or a vector).
 template <typename Dense>
-void average_one(Communicator& dp, Dense& grad) {
+void average_one(Communicator& dp, Dense& grad, std::size_t layer, std::string_view name) {
   using Scalar = typename Dense::Scalar;
+  const auto scope = dp.annotate(fmt::format("DP all_reduce of the {} gradient of local layer {}", name, layer));
   dp.all_reduce(std::span<Scalar>(grad.data(), static_cast<std::size_t>(grad.size())),
                 {.op = ReduceOp::sum});
   grad /= static_cast<Scalar>(dp.size());
@@ -20,11 +24,12 @@ void average_one(Communicator& dp, Dense& grad) {
 template <typename Scalar>
 void average_gradients(Communicator& dp, std::vector<LayerGrads<Scalar>>& grads) {
   if (dp.size() == 1) return;
-  for (LayerGrads<Scalar>& layer : grads) {
-    average_one(dp, layer.w1);
-    average_one(dp, layer.b1);
-    average_one(dp, layer.w2);
-    average_one(dp, layer.b2);
+  for (std::size_t l = 0; l < grads.size(); ++l) {
+    LayerGrads<Scalar>& layer = grads[l];
+    average_one(dp, layer.w1, l, "w1");
+    average_one(dp, layer.b1, l, "b1");
+    average_one(dp, layer.w2, l, "w2");
+    average_one(dp, layer.b2, l, "b2");
   }
 }
 

@@ -17,6 +17,7 @@ const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Sca
   for (std::size_t l = 0; l < count; ++l) {
     // Layer l writes straight into the slot where backward will look for its output.
     Matrix<Scalar>& y = l + 1 < count ? cache.inputs[l + 1] : cache.output;
+    if (hooks.enter_layer) hooks.enter_layer(l);
     layer_forward<Scalar>(layers[l], cache.inputs[l], cache.layers[l], y);
     if (hooks.reduce_output) hooks.reduce_output(y);
     add_output_bias<Scalar>(layers[l].b2, y);
@@ -45,6 +46,7 @@ void dense_backward(LayerSpan<Scalar> layers, StackCache<Scalar>& cache, ConstMa
   for (std::size_t l = count; l-- > 0;) {
     // dL/d(input of layer l) goes to a ping-pong buffer, or to dx for the first layer.
     Matrix<Scalar>* grad_input = l > 0 ? &buffers[l % 2] : dx;
+    if (hooks.enter_layer) hooks.enter_layer(l);
     if (l + 1 < count && hooks.gather_output_grad) hooks.gather_output_grad(buffers[(l + 1) % 2]);
     const ConstMatrixRef<Scalar> grad_output =
         l + 1 == count ? dy : ConstMatrixRef<Scalar>(buffers[(l + 1) % 2]);

@@ -51,6 +51,9 @@ struct StackHooks {
   /// full rows, and its output and input gradient shards: the caller gathers at the edges.
   std::function<void(Matrix<Scalar>&)> gather_input;
   std::function<void(Matrix<Scalar>&)> gather_output_grad;
+  /// Called with a layer's index in the stack before the layer's own hooks, forward and
+  /// backward: lets the caller name the layer's communication (Communicator::annotate).
+  std::function<void(std::size_t layer)> enter_layer;
 };
 
 /// Runs x [rows, H] through every layer (b2 included); returns cache.output.

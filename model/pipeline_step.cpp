@@ -46,6 +46,7 @@ class StageRunner {
     }
     Communicator& tp = layout.tensor_parallel();
     hooks_ = sp_ ? sequence_parallel_hooks<Scalar>(tp, split_) : tensor_parallel_hooks<Scalar>(tp);
+    name_layer_communication();
     const auto slots = static_cast<std::size_t>(spec_.microbatches * spec_.virtual_stages);
     caches_.resize(slots);
     act_in_.resize(slots);
@@ -79,6 +80,32 @@ class StageRunner {
   }
 
  private:
+  // Every TP (or SP) call names its layer, pass and micro-batch in traces and reports:
+  // "TP all_reduce of layer 2 forward, micro-batch 1".
+  void name_layer_communication() {
+    const std::string_view reduce = sp_ ? "SP reduce_scatter" : "TP all_reduce";
+    label(hooks_.reduce_output, reduce, "forward");
+    label(hooks_.reduce_input_grad, reduce, "backward");
+    label(hooks_.gather_input, "SP all_gather", "forward");
+    label(hooks_.gather_output_grad, "SP all_gather", "backward");
+    hooks_.enter_layer = [this](std::size_t layer) { layer_ = layer_base_ + layer; };
+  }
+  void label(std::function<void(Matrix<Scalar>&)>& hook, std::string_view what,
+             std::string_view pass) {
+    if (!hook) return;
+    hook = [this, inner = std::move(hook), what, pass](Matrix<Scalar>& values) {
+      const auto scope = layout_.tensor_parallel().annotate(
+          fmt::format("{} of layer {} {}, micro-batch {}", what, layer_, pass, microbatch_));
+      inner(values);
+    };
+  }
+  // The pass now running: its micro-batch and the model index of its chunk's first layer.
+  void enter_pass(int m, int c) {
+    microbatch_ = m;
+    layer_base_ = static_cast<std::size_t>(spec_.virtual_stage(stage_, c)) *
+                  chunks_[static_cast<std::size_t>(c)].size();
+  }
+
   std::size_t slot(int m, int c) const {
     return static_cast<std::size_t>(m * spec_.virtual_stages + c);
   }
@@ -113,6 +140,9 @@ class StageRunner {
   }
 
   void forward(int m, int c) {
+    enter_pass(m, c);
+    const auto scope = layout_.pipeline_parallel().annotate(
+        fmt::format("forward of micro-batch {} chunk {}", m, c));
     const int k = spec_.virtual_stage(stage_, c);
     StackCache<Scalar>& cache = caches_[slot(m, c)];
     const auto& layers = chunks_[static_cast<std::size_t>(c)];
@@ -139,6 +169,9 @@ class StageRunner {
   }
 
   void backward(int m, int c) {
+    enter_pass(m, c);
+    const auto scope = layout_.pipeline_parallel().annotate(
+        fmt::format("backward of micro-batch {} chunk {}", m, c));
     const int k = spec_.virtual_stage(stage_, c);
     const bool last = k == spec_.virtual_count() - 1;
     Matrix<Scalar>* dx = k == 0 ? nullptr : &grad_out_[slot(m, c)];
@@ -165,6 +198,9 @@ class StageRunner {
     for (const Transfer& t : transfers) {
       const std::size_t i = slot(t.microbatch, t.chunk);
       const int tag = tag_of(t.payload);
+      const auto scope = pp.annotate(fmt::format(
+          "PP {} of micro-batch {} {}, chunk {}", t.send ? "send" : "recv", t.microbatch,
+          t.payload == Payload::activation ? "activation" : "gradient", t.chunk));
       if (t.send) {
         const Matrix<Scalar>& m =
             t.payload == Payload::activation ? caches_[i].output : grad_out_[i];
@@ -205,6 +241,9 @@ class StageRunner {
   std::int64_t hidden_;
   std::int64_t elements_;  // of the whole batch: the loss's denominator
   StackHooks<Scalar> hooks_;
+  int microbatch_ = 0;           // of the pass now running (labels)
+  std::size_t layer_base_ = 0;   // model index of its chunk's first layer
+  std::size_t layer_ = 0;        // model index of the layer now running
   std::vector<StackCache<Scalar>> caches_;
   std::vector<Matrix<Scalar>> act_in_;    // received activations (a shard under sp)
   std::vector<Matrix<Scalar>> grad_in_;   // output gradients: received, or from the loss

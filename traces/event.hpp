@@ -71,14 +71,17 @@ struct ComputeWork {
 
 
 /// Where the program issued an operation (format 1.2): a source file, a line (0: unknown)
-/// and a function. Importers fill it from what the recording kept (a PyTorch Flight
-/// Recorder entry's innermost user frame); empty when unknown.
+/// and a function, and what the operation is in the program's own terms (`label`, "TP
+/// all_reduce of layer 2 forward"). ranklab's runs record the Communicator call's C++
+/// source location, the file relative to the source tree; importers fill it from what the
+/// recording kept (a PyTorch Flight Recorder entry's innermost user frame); empty when unknown.
 struct CallSite {
   std::string file;
   std::uint32_t line = 0;
   std::string function;
+  std::string label;
 
-  bool empty() const { return file.empty() && function.empty() && line == 0; }
+  bool empty() const { return file.empty() && function.empty() && line == 0 && label.empty(); }
   friend bool operator==(const CallSite&, const CallSite&) = default;
 };
 

@@ -59,4 +59,17 @@ std::string header_source(const Trace& trace) {
   return fmt::format("{}:{}", trace.sources.files.front(), trace.sources.header_line);
 }
 
+std::string describe_site(const CallSite& site) {
+  std::string out;
+  if (!site.file.empty() || site.line != 0) {
+    out += " at " + (site.file.empty() ? std::string("?") : site.file);
+    if (site.line != 0) out += fmt::format(":{}", site.line);
+  }
+  if (!site.function.empty()) {
+    out += out.empty() ? " in " + site.function : " (" + site.function + ")";
+  }
+  if (!site.label.empty()) out += fmt::format(" for \"{}\"", site.label);
+  return out;
+}
+
 }  // namespace ranklab

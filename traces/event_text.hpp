@@ -27,4 +27,9 @@ std::string source_of(const Trace& trace, const TraceEvent& event);
 /// "FILE:LINE" of the trace's header line, or "" for a trace not read from a file.
 std::string header_source(const Trace& trace);
 
+/// Where an operation was called, as report lines end: " at model/pipeline_step.cpp:42
+/// (backward) for \"PP send of micro-batch 1 backward\"" (each part only when known); empty
+/// when the site is unknown.
+std::string describe_site(const CallSite& site);
+
 }  // namespace ranklab

@@ -299,7 +299,8 @@ class EventParser {
     }
   }
 
-  /// `site` (format 1.2): optional {"file": S, "line": N, "function": S}, each member optional.
+  /// `site` (format 1.2): optional {"file": S, "line": N, "function": S, "label": S}, each
+  /// member optional.
   static void parse_site(const json& line, TraceEvent& event) {
     const json* site = find_field(line, "site");
     if (site == nullptr) return;
@@ -312,6 +313,8 @@ class EventParser {
     }
     if (const json* function = find_field(object, "function"))
       event.site.function = as_string(*function, "site.function");
+    if (const json* label = find_field(object, "label"))
+      event.site.label = as_string(*label, "site.label");
   }
 
   static std::int64_t parse_time_ns(const json& value, const char* key) {

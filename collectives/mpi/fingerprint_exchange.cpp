@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "collectives/mpi/detail/mpi_call.hpp"
+#include "comm/call_site.hpp"
 #include "emulator/detail/mismatch_table.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
 #include "emulator/group.hpp"
@@ -56,6 +57,7 @@ CollectiveFingerprint from_wire(const WireFingerprint& w) {
 struct Posted {
   CollectiveFingerprint fingerprint;
   std::uint64_t rank_seq = 0;
+  SourceSite site;  ///< unknown: the exchange carries fingerprints, not call sites
 };
 
 }  // namespace

@@ -149,6 +149,7 @@ class MpiBackend final : public Backend {
       event.has_reduce_op = signature.has_reduce_op;
       event.reduce_op = signature.reduce_op;
       event.coll_seq = recorder->next_coll_seq(event.group);
+      event.site = to_call_site(call_site());
       event.has_hash = args.op != OpKind::barrier;
       event.hash = event.has_hash ? payload_hash(args.input.as_bytes()) : 0;
       rank_seq = static_cast<std::int64_t>(recorder->post(std::move(event)));
@@ -166,6 +167,7 @@ class MpiBackend final : public Backend {
     event.tag = tag;
     event.dtype = dtype;
     event.count = count;
+    event.site = to_call_site(call_site());  // as the fabric records it
     return event;
   }
 

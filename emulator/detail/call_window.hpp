@@ -27,6 +27,7 @@ struct PostedCall {
   std::uint16_t algorithm = 0;  ///< index into FingerprintBook::algorithms; 0 is `direct`
   bool per_peer_counts = false;
   std::uint64_t rank_seq = 0;   ///< the member's operation number when it posted
+  SourceSite site;              ///< where the member called it (mismatch tables show it)
 
   /// Members agree when everything but their own operation number agrees.
   bool agrees_with(const PostedCall& other) const {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "comm/call_site.hpp"
 #include "comm/fingerprint.hpp"
 #include "emulator/group.hpp"
 
@@ -18,6 +19,7 @@ namespace ranklab::detail {
 struct PostedFingerprint {
   CollectiveFingerprint fingerprint;
   std::uint64_t rank_seq = 0;  ///< the rank's next operation number when it posted
+  SourceSite site;             ///< where the rank called it
 };
 
 /// The collective a rank is running as point-to-point messages (between begin_collective

@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "comm/call_site.hpp"
 #include "emulator/group.hpp"
+#include "traces/event_text.hpp"
 
 namespace ranklab::detail {
 
@@ -58,8 +60,9 @@ std::string mismatch_table(const Group& group, std::uint64_t seq, const Members&
     }
     const bool differs = !(project(*m) == reference);
     if (differs && culprit < 0) culprit = global;
-    table += fmt::format("  {:>10}  {:>11}  {:<8}  {}{}\n", i, global, m->rank_seq,
-                         describe(project(*m)), differs ? "   <-- differs" : "");
+    table += fmt::format("  {:>10}  {:>11}  {:<8}  {}{}{}\n", i, global, m->rank_seq,
+                         describe(project(*m)), describe_site(to_call_site(m->site)),
+                         differs ? "   <-- differs" : "");
   }
   std::string agreeing;
   int agree_count = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm/buffer.hpp"
+#include "comm/call_site.hpp"
 #include "comm/collective_args.hpp"
 #include "emulator/faults.hpp"
 #include "emulator/group.hpp"
@@ -28,6 +29,7 @@ struct Operation {
   int rank = 0;  ///< owner, global rank
   std::uint64_t rank_seq = 0;
   const Group* group = nullptr;
+  SourceSite site;  ///< where the rank program called it (comm/call_site.hpp)
 
   // Point-to-point.
   int peer = kNoRank;  ///< group rank: destination of a send, source (or kAnySource) of a recv

@@ -190,7 +190,8 @@ TEST(FaultCli, KillDropDelayFromTheCommandLine) {
   const CommandResult drop = ranklab("run --scenario ring --fault 'drop:1->2#0'");
   EXPECT_EQ(drop.exit_code, 3) << show(drop);
   EXPECT_NE(drop.out.find("culprit (lost-message): rank 2 waits in recv from rank 1 tag 0 in "
-                          "world (1 x i64), op #1, one message short: fault drop:1->2#0"),
+                          "world (1 x i64), op #1 at cli/scenarios/basic.cpp:20 (ring), one message short: "
+                          "fault drop:1->2#0"),
             std::string::npos)
       << show(drop);
   const CommandResult delay =

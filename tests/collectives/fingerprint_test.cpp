@@ -3,6 +3,8 @@
 // call collectives of two groups in opposite orders are reported as a mismatch too.
 #include <string>
 
+#include <fmt/format.h>
+
 #include "tests/collectives/grid.hpp"
 
 namespace ranklab::testing {
@@ -15,6 +17,11 @@ std::string expect_mismatch(int world, const std::function<void(Communicator&)>&
   EXPECT_EQ(exit_code(report.status), 4);
   EXPECT_EQ(report.root_cause_rank, culprit) << report.details;
   return report.details;
+}
+
+/// Where this file's line `line` is in a mismatch table row: "at FILE:LINE (TestBody)".
+std::string site_at(int line) {
+  return fmt::format(" at tests/collectives/fingerprint_test.cpp:{} (TestBody)", line);
 }
 
 void expect_contains(const std::string& text, const std::string& part) {
@@ -37,7 +44,7 @@ TEST_P(FingerprintTest, CountMismatchNamesTheRank) {
   const std::string via = " via " + std::string(to_string(algorithm));
   expect_contains(details, "collective mismatch in world collective #0: the members' calls differ");
   expect_contains(details, "all_reduce(sum, f32, count=8)" + via);
-  expect_contains(details, "all_reduce(sum, f32, count=16)" + via + "   <-- differs");
+  expect_contains(details, "all_reduce(sum, f32, count=16)" + via + site_at(41) + "   <-- differs");
   expect_contains(details, "first rank that differs: 2");
 }
 
@@ -55,7 +62,7 @@ TEST_P(FingerprintTest, OpReduceOpAndDtypeMismatches) {
         }
       },
       /*culprit=*/1);
-  expect_contains(op, "broadcast(f32, count=4, root=0) via direct   <-- differs");
+  expect_contains(op, "broadcast(f32, count=4, root=0) via direct" + site_at(59) + "   <-- differs");
   const std::string reduce_op = expect_mismatch(
       3,
       [&](Communicator& comm) {
@@ -92,7 +99,7 @@ TEST_P(FingerprintTest, AlgorithmMismatch) {
                         {.algorithm = comm.rank() == 1 ? other : algorithm});
       },
       /*culprit=*/1);
-  expect_contains(details, "via " + std::string(to_string(other)) + "   <-- differs");
+  expect_contains(details, "via " + std::string(to_string(other)) + site_at(98) + "   <-- differs");
 }
 
 //! Two ranks calling collectives of groups a and b in opposite orders: exit 4, naming both
@@ -155,7 +162,7 @@ TEST(FingerprintRoots, TreeBroadcastRootMismatch) {
                        {.root = comm.rank() == 3 ? 1 : 0, .algorithm = Algorithm::tree});
       },
       /*culprit=*/3);
-  expect_contains(details, "broadcast(i32, count=3, root=1) via tree   <-- differs");
+  expect_contains(details, "broadcast(i32, count=3, root=1) via tree" + site_at(161) + "   <-- differs");
 }
 
 //! Non-blocking direct collectives started in opposite orders are legal (MPI-3) and must

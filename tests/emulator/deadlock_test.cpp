@@ -220,20 +220,28 @@ TEST_P(DeadlockReportTest, ListsEveryBlockedOperationAndLastEvents) {
   EXPECT_TRUE(contains(d, "rank 2: recv from any source tag 5 in world (1 x i32), op #0"));
   EXPECT_TRUE(contains(d, "rank 3: send to rank 2 tag 6 in world (1 x i32), op #0"));
   EXPECT_TRUE(contains(d, "wait-for cycles:\n  0 -> 1 -> 0\n  2 -> 3 -> 2\n"));
+  // Every operation named with its call site (issue 15): the lines of the calls above.
+  EXPECT_TRUE(contains(d, "op #1 at tests/emulator/deadlock_test.cpp:197 (TestBody)\n"));
+  EXPECT_TRUE(contains(d, "op #0 at tests/emulator/deadlock_test.cpp:207 (TestBody)\n"));
   EXPECT_TRUE(contains(d,
                        "rank 1 never joined all_reduce #1 of tp[0,1] (it is blocked in recv "
-                       "from rank 0 tag 9 in tp[0,1] (2 x f64), op #1)"));
+                       "from rank 0 tag 9 in tp[0,1] (2 x f64), op #1 at "
+                       "tests/emulator/deadlock_test.cpp:200 (TestBody))"));
   EXPECT_TRUE(contains(d, "last events:\n"));
-  EXPECT_TRUE(contains(d, "  rank 0:\n    #0 all_reduce #0 in tp[0,1] (4 x f32)\n"));
-  EXPECT_TRUE(contains(d, "  rank 1:\n    #0 all_reduce #0 in tp[0,1] (4 x f32)\n"));
+  EXPECT_TRUE(contains(d, "  rank 0:\n    #0 all_reduce #0 in tp[0,1] (4 x f32) at "
+                          "tests/emulator/deadlock_test.cpp:195 (TestBody)\n"));
+  EXPECT_TRUE(contains(d, "  rank 1:\n    #0 all_reduce #0 in tp[0,1] (4 x f32) at "
+                          "tests/emulator/deadlock_test.cpp:195 (TestBody)\n"));
   EXPECT_TRUE(contains(d, "  rank 2: (no operations completed)\n"));
   for (int r = 0; r < 4; ++r) EXPECT_EQ(errors.kind(r), "DeadlockError") << "rank " << r;
 }
 
 //! The last-events list keeps each rank's 8 most recent operations, oldest first.
+constexpr int kAllReduceLine = 245;  // the test's all_reduce (the static_assert checks it)
 TEST_P(DeadlockReportTest, LastEventsKeepTheEightMostRecent) {
   const RunReport report = run_ranks(exact_options(GetParam()), [&](Communicator& world) {
     std::vector<std::int32_t> x(2, 1);
+    static_assert(kAllReduceLine == __LINE__ + 1);
     for (int k = 0; k < 10; ++k) world.all_reduce(std::span(x));  // ops #0..#9
     if (world.rank() == 0) world.barrier();                       // op #10, never completes
   });
@@ -241,7 +249,10 @@ TEST_P(DeadlockReportTest, LastEventsKeepTheEightMostRecent) {
   const std::string block = "  rank 0:\n" + [] {
     std::string lines;
     for (int k = 2; k < 10; ++k) {
-      lines += fmt::format("    #{} all_reduce #{} in world (2 x i32)\n", k, k);
+      lines += fmt::format(
+          "    #{} all_reduce #{} in world (2 x i32) at tests/emulator/deadlock_test.cpp:{} "
+          "(TestBody)\n",
+          k, k, kAllReduceLine);
     }
     return lines;
   }();

@@ -52,7 +52,8 @@ std::vector<Case> cases() {
        },
        "tag-mismatch",
        {0, 1},
-       "rank 1 waits in recv from rank 0 tag 2 in world (1 x i32), op #0, but rank 0 sent it "
+       "rank 1 waits in recv from rank 0 tag 2 in world (1 x i32), op #0 at "
+       "tests/emulator/diagnosis_test.cpp:29 (recv1), but rank 0 sent it "
        "tag 1 instead (op #0: send to rank 1 tag 1 in world)"},
       {"source_mismatch",
        [](Communicator& w) {
@@ -139,7 +140,7 @@ TEST(WaitGraphTest, DotDrawsRanksCallsAndCycles) {
   const std::string dot = to_dot(report.wait_graph, report.summary);
   EXPECT_TRUE(contains(dot, "digraph wait_for {"));
   EXPECT_TRUE(contains(dot, "label=\"deadlock: 2 ranks blocked, none can proceed; cycle 0 -> 1 -> 0\""));
-  EXPECT_TRUE(contains(dot, "r0 [shape=box, style=rounded, label=\"rank 0\\nsend to rank 1 tag 4 in world (1 x i32), op #0\"];"));
+  EXPECT_TRUE(contains(dot, "r0 [shape=box, style=rounded, label=\"rank 0\\nsend to rank 1 tag 4 in world (1 x i32), op #0 at tests/emulator/diagnosis_test.cpp:25 (send1)\"];"));
   EXPECT_TRUE(contains(dot, "r0 -> r1 [label=\"send tag 4\", color=red"));
   EXPECT_TRUE(contains(dot, "r1 -> r0 [label=\"send tag 4\", color=red"));
   EXPECT_EQ(dot.find("r2"), std::string::npos) << "rank 2 is not involved";

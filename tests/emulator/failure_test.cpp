@@ -358,6 +358,7 @@ TEST_P(WatchdogTest, TimeoutEndsAPollingLivelock) {
   options.timeout = std::chrono::milliseconds(200);
   RankErrors errors(n);
   const auto start = Clock::now();
+  int recv_line = 0;  // the blocked receive's line, which the report names
   const RunReport report = run_ranks(options, [&](Communicator& world) {
     errors.run(world.rank(), [&] {
       std::int32_t v = 0;
@@ -365,6 +366,7 @@ TEST_P(WatchdogTest, TimeoutEndsAPollingLivelock) {
         Work never = world.irecv(std::span(&v, 1), 1, /*tag=*/1);
         while (!never.test()) world.yield();
       } else if (world.rank() == 1) {
+        recv_line = __LINE__ + 1;
         world.recv(std::span(&v, 1), 0, /*tag=*/2);
       }
     });
@@ -377,7 +379,8 @@ TEST_P(WatchdogTest, TimeoutEndsAPollingLivelock) {
   EXPECT_EQ(report.root_cause_rank, 1);
   EXPECT_EQ(report.summary,
             "watchdog: rank 1 waited more than 200 ms in recv from rank 0 tag 2 in world "
-            "(1 x i32), op #0");
+            "(1 x i32), op #0 at tests/emulator/failure_test.cpp:" +
+                std::to_string(recv_line) + " (TestBody)");
   EXPECT_TRUE(
       contains(report.details, "WATCHDOG: rank 1 waited longer than 200 ms; state of every rank:"));
   EXPECT_EQ(errors.kind(1), "TimeoutError");

@@ -80,7 +80,8 @@ TEST_P(FaultTest, DropIsNamedInTheDeadlockReport) {
   EXPECT_EQ(report.culprit.kind, "lost-message") << report.culprit.text;
   EXPECT_EQ(report.culprit.ranks, (std::vector<int>{0, 1}));
   EXPECT_TRUE(contains(report.culprit.text,
-                       "rank 1 waits in recv from rank 0 tag 0 in world (1 x i32), op #0, one "
+                       "rank 1 waits in recv from rank 0 tag 0 in world (1 x i32), op #0 at "
+                       "tests/emulator/fault_test.cpp:29 (chain), one "
                        "message short: fault drop:0->1#0 dropped rank 0's send op #0 to it"));
   ASSERT_EQ(report.faults.size(), 1u);
   EXPECT_TRUE(contains(report.faults[0], "drop:0->1#0 fired: rank 0's send op #0 to rank 1 tag 0 "

@@ -49,6 +49,17 @@ TEST(RoundTripTest, WriteReadWriteIsByteIdentical) {
   EXPECT_EQ(to_text(from_text(text)), text);
 }
 
+//! A call site with the program's label (format 1.2) reads back equal, keys sorted.
+TEST(RoundTripTest, SiteWithLabelReadsBackEqual) {
+  Trace trace = sample_trace();
+  trace.ranks[0][0].site = {"model/pipeline_step.cpp", 42, "exchange", "PP send of micro-batch 1"};
+  const std::string text = to_text(trace);
+  EXPECT_NE(text.find(R"("site":{"file":"model/pipeline_step.cpp","function":"exchange","label":"PP send of micro-batch 1","line":42})"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(from_text(text), trace);
+}
+
 //! The header line has its keys in the documented order, compact.
 TEST(RoundTripTest, HeaderLineIsExact) {
   Trace trace;
