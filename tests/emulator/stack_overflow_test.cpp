@@ -3,6 +3,8 @@
 // SIGSEGV.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include "emulator/engine.hpp"
 
 namespace ranklab::testing {
@@ -47,7 +49,12 @@ TEST(StackOverflowDeathTest, OtherFaultsStaySegfaults) {
       {
         Engine engine({.world_size = 2});
         (void)engine.run([](RankContext& ctx) {
-          if (ctx.rank() == 1) *static_cast<volatile int*>(nullptr) = 1;
+          // A real fault outside every guard page: a page mapped without access (a store
+          // through a null pointer would be caught first by UBSan, not the kernel).
+          if (ctx.rank() == 1) {
+            void* page = ::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            *static_cast<volatile int*>(page) = 1;
+          }
         });
       },
       ::testing::KilledBySignal(SIGSEGV), "");
