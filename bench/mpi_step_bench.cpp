@@ -14,17 +14,14 @@
 #include <vector>
 
 #include "collectives/mpi/mpi_session.hpp"
-#include "model/parallel_step.hpp"
-#include "model/pipeline_step.hpp"
-#include "model/problem.hpp"
-#include "model/schedule_builders.hpp"
+#include "bench/seed_step.hpp"
 
 int main(int argc, char** argv) {
   using namespace ranklab;
   const int steps = argc > 1 ? std::atoi(argv[1]) : 200;
   const std::string algo = argc > 2 ? argv[2] : "direct";
   constexpr int kWarmup = 3;  // as the reference's --warmup default
-  constexpr ParallelConfig kSeedLayout{.tp = 2, .pp = 2, .dp = 2};
+  using bench::kSeedLayout;
   MpiSession session(argc, argv, {.library_collectives = algo == "mpi"});
   if (session.size() != kSeedLayout.world_size()) {
     if (session.rank() == 0) std::fprintf(stderr, "mpi_step_bench needs mpirun -np 8\n");
@@ -32,17 +29,7 @@ int main(int argc, char** argv) {
   }
   const Problem<float> problem = make_problem<float>(ModelShape{}, kSeedLayout.dp);
   Communicator world = session.world();
-  ParallelLayout layout(world, kSeedLayout);
-  const Coords& c = layout.coords();
-  const StepOptions step_options;
-  const auto chunks = shard_stage<float>(problem.layers, kSeedLayout, 1, c);
-  const Schedule schedule = build_schedule(step_options.schedule_spec(kSeedLayout.pp));
-  const auto d = static_cast<std::size_t>(c.d);
-  RankResult<float> out;
-  auto step = [&] {
-    pipeline_step<float>(layout, schedule, step_options.tp_comm, problem.shape.seq, chunks,
-                         problem.inputs[d], problem.targets[d], out);
-  };
+  bench::SeedStep step(world, problem);
   for (int i = 0; i < kWarmup; ++i) step();
   std::vector<double> samples;
   for (int i = 0; i < steps; ++i) {

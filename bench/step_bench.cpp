@@ -17,17 +17,13 @@
 #include <memory>
 
 #include "collectives/cluster.hpp"
-#include "model/parallel_step.hpp"
-#include "model/pipeline_step.hpp"
-#include "model/problem.hpp"
-#include "model/schedule_builders.hpp"
+#include "bench/seed_step.hpp"
 #include "traces/sink.hpp"
 
 namespace ranklab::bench {
 namespace {
 
 constexpr int kWarmup = 3;  // as the reference's --warmup default
-constexpr ParallelConfig kSeedLayout{.tp = 2, .pp = 2, .dp = 2};
 
 void BM_SeedStep(benchmark::State& state) {
   const bool trace = state.range(1) != 0;
@@ -40,16 +36,9 @@ void BM_SeedStep(benchmark::State& state) {
 
   Cluster cluster(options);
   const RunReport report = cluster.run([&](Communicator& world) {
-    ParallelLayout layout(world, kSeedLayout);
-    const Coords& c = layout.coords();
-    const StepOptions step_options;
-    const auto chunks = shard_stage<float>(problem.layers, kSeedLayout, 1, c);
-    const Schedule schedule = build_schedule(step_options.schedule_spec(kSeedLayout.pp));
-    const auto d = static_cast<std::size_t>(c.d);
-    RankResult<float> out;
+    SeedStep seed_step(world, problem);
     auto step = [&] {
-      pipeline_step<float>(layout, schedule, step_options.tp_comm, problem.shape.seq, chunks,
-                           problem.inputs[d], problem.targets[d], out);
+      seed_step();
       world.barrier();
     };
     for (int i = 0; i < kWarmup; ++i) step();
