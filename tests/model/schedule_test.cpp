@@ -116,6 +116,20 @@ TEST(ScheduleTest, SteadyStateExchangesAreBatched) {
             steps.end());
 }
 
+//! Interleaved 1F1B exchanges once per steady iteration, after its forward and its backward
+//! (Megatron's send_forward_backward_recv_forward_backward): stage 0 of PP2 M4 V2 runs F m2
+//! c0 then B m0 c1 with no communication between them, then sends both outputs in one step.
+TEST(ScheduleTest, InterleavedSteadyIterationsExchangeOnce) {
+  const Schedule s = build_schedule(spec(ScheduleKind::interleaved, 2, 4, 2));
+  std::vector<std::string> steps;
+  for (const Step& step : s.stages[0]) steps.push_back(describe(step, 2));
+  const auto at = std::find(steps.begin(), steps.end(), "F m2 c0");
+  ASSERT_NE(at, steps.end());
+  ASSERT_LT(at + 2, steps.end());
+  EXPECT_EQ(at[1], "B m0 c1");
+  EXPECT_EQ(at[2].rfind("send act m2 c0 -> 1, send grad m0 c1 -> 1", 0), 0u) << at[2];
+}
+
 //! Compute orders that cannot run (a backward before its forward) are refused by
 //! with_communication with the stage and pass it stopped at.
 TEST(ScheduleTest, InfeasibleOrdersAreRefused) {
