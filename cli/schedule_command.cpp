@@ -111,7 +111,7 @@ void print_comparison(std::ostream& out, const Schedule& s) {
              "holds, a chunk's forward counting 1/V):\n",
              spec.pp, spec.microbatches);
   fmt::print(out, "  {:<18}  {:>9}  {:>9}  {:>16}  {:>11}\n", "schedule", "bubble", "(B = F)",
-             "(p-1)/(vm+p-1)", "activations");
+             spec.microbatches < spec.pp ? "closed form (*)" : "(p-1)/(vm+p-1)", "activations");
   const ScheduleCostShape equal{.forward_seconds = 1, .backward_seconds = 1};
   std::vector<ScheduleSpec> specs = {
       {.kind = ScheduleKind::gpipe, .pp = spec.pp, .microbatches = spec.microbatches},
@@ -133,6 +133,12 @@ void print_comparison(std::ostream& out, const Schedule& s) {
     } catch (const UsageError& e) {
       fmt::print(out, "  {:<18}  not for these degrees: {}\n", name, e.what());
     }
+  }
+  if (spec.microbatches < spec.pp) {
+    fmt::print(out,
+               "  (*) (p-1)/(vm+p-1); interleaved with M < PP runs one group of M micro-batches "
+               "and stage 0 waits PP-M chunk passes at each change of chunk: "
+               "((p-m)v+m-1)/(pv+m-1)\n");
   }
   if (spec.kind == ScheduleKind::seed) {
     fmt::print(out, "  {:<18}  {:>8.1f}%  {:>8.1f}%  {:>16}  {:>11g}  (this one)\n", "seed",

@@ -88,7 +88,28 @@ class StageRunner {
     label(hooks_.reduce_input_grad, reduce, "backward");
     label(hooks_.gather_input, "SP all_gather", "forward");
     label(hooks_.gather_output_grad, "SP all_gather", "backward");
-    hooks_.enter_layer = [this](std::size_t layer) { layer_ = layer_base_ + layer; };
+    record_compute_in_order();
+  }
+  // A compute event per layer and pass where the layer's matmuls start, so that a trace
+  // shows each layer's compute before the TP collective that reduces its result (forward:
+  // the matmuls, then the all_reduce or reduce_scatter; backward likewise) and after the SP
+  // all_gather that brings its input. dense_forward calls enter_layer just before a layer's
+  // matmuls; dense_backward calls it before gather_output_grad (every layer but the
+  // chunk's last, when the hook is set), which then comes just before the matmuls.
+  void record_compute_in_order() {
+    const bool gathers = static_cast<bool>(hooks_.gather_output_grad);
+    hooks_.enter_layer = [this, gathers](std::size_t layer) {
+      layer_ = layer_base_ + layer;
+      const bool gather_next = pass_ == PassKind::backward && gathers &&
+                               layer + 1 < chunks_[static_cast<std::size_t>(chunk_)].size();
+      if (!gather_next) record_compute(layer);
+    };
+    if (!gathers) return;
+    hooks_.gather_output_grad = [this, inner = std::move(hooks_.gather_output_grad)](
+                                    Matrix<Scalar>& values) {
+      inner(values);
+      record_compute(layer_ - layer_base_);
+    };
   }
   void label(std::function<void(Matrix<Scalar>&)>& hook, std::string_view what,
              std::string_view pass) {
@@ -99,9 +120,12 @@ class StageRunner {
       inner(values);
     };
   }
-  // The pass now running: its micro-batch and the model index of its chunk's first layer.
-  void enter_pass(int m, int c) {
+  // The pass now running: its kind, micro-batch, chunk and the model index of its chunk's
+  // first layer.
+  void enter_pass(PassKind kind, int m, int c) {
+    pass_ = kind;
     microbatch_ = m;
+    chunk_ = c;
     layer_base_ = static_cast<std::size_t>(spec_.virtual_stage(stage_, c)) *
                   chunks_[static_cast<std::size_t>(c)].size();
   }
@@ -117,36 +141,29 @@ class StageRunner {
     return gathered_;
   }
 
-  // A compute event per layer of chunk c for micro-batch m (the trace's, FORMAT.md 1.2), in
-  // the order the pass runs them. FLOPs of the rank's shard: a layer's two matmuls, rows x H
-  // x I each, 2 FLOPs per multiply-add; a backward twice that (input and weight gradients).
-  // Recorded before the chunk's pass, so under TP they precede its collectives.
-  void record_compute(PassKind kind, int m, int c) {
+  // The compute event of layer `layer` (in its chunk) of the pass now running (the trace's,
+  // FORMAT.md 1.2). FLOPs of the rank's shard: a layer's two matmuls, rows x H x I each, 2
+  // FLOPs per multiply-add; a backward twice that (input and weight gradients).
+  void record_compute(std::size_t layer) {
     Communicator& comm = layout_.tensor_parallel();  // any of the rank's: compute is the rank's
-    const auto& layers = chunks_[static_cast<std::size_t>(c)];
-    const int first = spec_.virtual_stage(stage_, c) * static_cast<int>(layers.size());
-    const bool forward = kind == PassKind::forward;
-    for (std::size_t j = 0; j < layers.size(); ++j) {
-      const std::size_t i = forward ? j : layers.size() - 1 - j;
-      const double flops = 4.0 * static_cast<double>(rows_) *
-                           static_cast<double>(layers[i].hidden()) *
-                           static_cast<double>(layers[i].inter()) * (forward ? 1 : 2);
-      comm.compute({.label = forward ? "forward" : "backward",
-                     .layer = first + static_cast<int>(i),
-                     .microbatch = m,
-                     .chunk = c,
-                     .flops = flops});
-    }
+    const LayerParams<Scalar>& params = chunks_[static_cast<std::size_t>(chunk_)][layer];
+    const bool forward = pass_ == PassKind::forward;
+    const double flops = 4.0 * static_cast<double>(rows_) * static_cast<double>(params.hidden()) *
+                         static_cast<double>(params.inter()) * (forward ? 1 : 2);
+    comm.compute({.label = forward ? "forward" : "backward",
+                  .layer = static_cast<int>(layer_base_ + layer),
+                  .microbatch = microbatch_,
+                  .chunk = chunk_,
+                  .flops = flops});
   }
 
   void forward(int m, int c) {
-    enter_pass(m, c);
+    enter_pass(PassKind::forward, m, c);
     const auto scope = layout_.pipeline_parallel().annotate(
         fmt::format("forward of micro-batch {} chunk {}", m, c));
     const int k = spec_.virtual_stage(stage_, c);
     StackCache<Scalar>& cache = caches_[slot(m, c)];
     const auto& layers = chunks_[static_cast<std::size_t>(c)];
-    record_compute(PassKind::forward, m, c);
     if (k == 0) {
       dense_forward<Scalar>(layers, inputs_.middleRows(m * rows_, rows_), cache, hooks_);
     } else {
@@ -169,7 +186,7 @@ class StageRunner {
   }
 
   void backward(int m, int c) {
-    enter_pass(m, c);
+    enter_pass(PassKind::backward, m, c);
     const auto scope = layout_.pipeline_parallel().annotate(
         fmt::format("backward of micro-batch {} chunk {}", m, c));
     const int k = spec_.virtual_stage(stage_, c);
@@ -179,7 +196,6 @@ class StageRunner {
         started_[static_cast<std::size_t>(c)] ? GradMode::accumulate : GradMode::overwrite;
     started_[static_cast<std::size_t>(c)] = true;
     const auto& layers = chunks_[static_cast<std::size_t>(c)];
-    record_compute(PassKind::backward, m, c);
     auto& grads = chunk_grads_[static_cast<std::size_t>(c)];
     StackCache<Scalar>& cache = caches_[slot(m, c)];
     if (last) {
@@ -241,7 +257,9 @@ class StageRunner {
   std::int64_t hidden_;
   std::int64_t elements_;  // of the whole batch: the loss's denominator
   StackHooks<Scalar> hooks_;
-  int microbatch_ = 0;           // of the pass now running (labels)
+  PassKind pass_ = PassKind::forward;  // of the pass now running (labels, compute events)
+  int microbatch_ = 0;
+  int chunk_ = 0;
   std::size_t layer_base_ = 0;   // model index of its chunk's first layer
   std::size_t layer_ = 0;        // model index of the layer now running
   std::vector<StackCache<Scalar>> caches_;

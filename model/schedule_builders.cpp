@@ -37,6 +37,14 @@ std::vector<Step> seed_stage(const ScheduleSpec& spec, int p) {
   return steps;
 }
 
+// A stage's compute in rounds (see with_communication): each pass alone, as GPipe and 1F1B
+// communicate after every pass.
+std::vector<Round> one_per_round(const std::vector<Pass>& passes) {
+  std::vector<Round> out;
+  for (const Pass& pass : passes) out.push_back({pass});
+  return out;
+}
+
 std::vector<Pass> gpipe_order(const ScheduleSpec& spec) {
   std::vector<Pass> out;
   for (int m = 0; m < spec.microbatches; ++m) out.push_back(forward(m));
@@ -70,7 +78,14 @@ std::vector<Pass> interleaved_table(const ScheduleSpec& spec, int group) {
   return out;
 }
 
-std::vector<Pass> interleaved_order(const ScheduleSpec& spec, int p) {
+// Megatron's forward_backward_pipelining_with_interleaving, as rounds: the warm-up forwards
+// one per round, then each steady iteration's forward and backward in one round (Megatron
+// exchanges once per iteration, send_forward_backward_recv_forward_backward), then the
+// remaining backwards one per round. With M = PP every pass is warm-up (Megatron's
+// all_warmup_microbatches). A round per pass instead would put a stage's backward against
+// its neighbours' forwards (the warm-ups differ by two), and each exchange would wait for
+// the slower one: with a backward twice a forward, the steady state would idle a third.
+std::vector<Round> interleaved_rounds(const ScheduleSpec& spec, int p) {
   const int group = std::min(spec.pp, spec.microbatches);
   const std::vector<Pass> table = interleaved_table(spec, group);
   const int total = static_cast<int>(table.size());
@@ -79,14 +94,16 @@ std::vector<Pass> interleaved_order(const ScheduleSpec& spec, int p) {
     const Pass& f = table[static_cast<std::size_t>(k)];
     return backward(f.microbatch, spec.virtual_stages - 1 - f.chunk);
   };
-  const int warmup = std::min(2 * (spec.pp - p - 1) + (spec.virtual_stages - 1) * group, total);
-  std::vector<Pass> out;
-  for (int k = 0; k < warmup; ++k) out.push_back(table[static_cast<std::size_t>(k)]);
+  const int warmup =
+      spec.microbatches == spec.pp
+          ? total
+          : std::min(2 * (spec.pp - p - 1) + (spec.virtual_stages - 1) * group, total);
+  std::vector<Round> out;
+  for (int k = 0; k < warmup; ++k) out.push_back({table[static_cast<std::size_t>(k)]});
   for (int i = 0; i < total - warmup; ++i) {
-    out.push_back(table[static_cast<std::size_t>(warmup + i)]);
-    out.push_back(backward_k(i));
+    out.push_back({table[static_cast<std::size_t>(warmup + i)], backward_k(i)});
   }
-  for (int k = total - warmup; k < total; ++k) out.push_back(backward_k(k));
+  for (int k = total - warmup; k < total; ++k) out.push_back({backward_k(k)});
   return out;
 }
 
@@ -141,9 +158,9 @@ class RoundSimulation {
     return arrived_[static_cast<std::size_t>(p)][slot(pass.kind, pass.microbatch, pass.chunk)];
   }
 
-  void run(int p, const Pass& pass) {
-    done_[static_cast<std::size_t>(p)][slot(pass.kind, pass.microbatch, pass.chunk)] = true;
-  }
+  void run(int p, const Pass& pass) { set_done(p, pass, true); }
+  // Takes back run(p, pass): a round that cannot run whole does not run.
+  void undo(int p, const Pass& pass) { set_done(p, pass, false); }
 
   void deliver(const Delivery& d) {
     const PassKind consumer =
@@ -153,6 +170,9 @@ class RoundSimulation {
   }
 
  private:
+  void set_done(int p, const Pass& pass, bool value) {
+    done_[static_cast<std::size_t>(p)][slot(pass.kind, pass.microbatch, pass.chunk)] = value;
+  }
   bool done(int p, PassKind kind, int m, int c) const {
     return done_[static_cast<std::size_t>(p)][slot(kind, m, c)];
   }
@@ -169,56 +189,86 @@ class RoundSimulation {
 
 }  // namespace
 
-std::vector<Pass> compute_order(const ScheduleSpec& spec, int stage) {
+std::vector<Round> compute_rounds(const ScheduleSpec& spec, int stage) {
   switch (spec.kind) {
     case ScheduleKind::seed:
-      return {forward(0), backward(0)};
+      return one_per_round({forward(0), backward(0)});
     case ScheduleKind::gpipe:
-      return gpipe_order(spec);
+      return one_per_round(gpipe_order(spec));
     case ScheduleKind::one_f_one_b:
-      return one_f_one_b_order(spec, stage);
+      return one_per_round(one_f_one_b_order(spec, stage));
     case ScheduleKind::interleaved:
-      return interleaved_order(spec, stage);
+      return interleaved_rounds(spec, stage);
   }
   return {};
 }
 
+std::vector<Pass> compute_order(const ScheduleSpec& spec, int stage) {
+  std::vector<Pass> out;
+  for (const Round& round : compute_rounds(spec, stage)) {
+    out.insert(out.end(), round.begin(), round.end());
+  }
+  return out;
+}
+
 Schedule with_communication(const ScheduleSpec& spec,
                             const std::vector<std::vector<Pass>>& orders) {
+  std::vector<std::vector<Round>> rounds;
+  for (const std::vector<Pass>& order : orders) rounds.push_back(one_per_round(order));
+  return with_communication(spec, rounds);
+}
+
+Schedule with_communication(const ScheduleSpec& spec,
+                            const std::vector<std::vector<Round>>& rounds) {
   spec.validate();
-  if (orders.size() != static_cast<std::size_t>(spec.pp)) {
+  if (rounds.size() != static_cast<std::size_t>(spec.pp)) {
     throw UsageError(fmt::format("schedule {}: {} compute orders for PP={}", spec.describe(),
-                                 orders.size(), spec.pp));
+                                 rounds.size(), spec.pp));
   }
-  Schedule out{.spec = spec, .stages = std::vector<std::vector<Step>>(orders.size())};
+  Schedule out{.spec = spec, .stages = std::vector<std::vector<Step>>(rounds.size())};
   RoundSimulation sim(spec);
-  std::vector<std::size_t> next(orders.size(), 0);
-  std::vector<std::vector<Transfer>> exchange(orders.size());
+  std::vector<std::size_t> next(rounds.size(), 0);
+  std::vector<std::vector<Transfer>> exchange(rounds.size());
   for (;;) {
-    // Compute: each stage runs its next pass if it can.
+    // Compute: each stage runs its next round if it can, all of it (each pass's input there
+    // once the round's earlier passes have run) or none of it.
     bool ran = false;
     bool left = false;
     std::vector<Delivery> deliveries;
     for (int p = 0; p < spec.pp; ++p) {
       const auto sp = static_cast<std::size_t>(p);
-      if (next[sp] == orders[sp].size()) continue;
+      if (next[sp] == rounds[sp].size()) continue;
       left = true;
-      const Pass& pass = orders[sp][next[sp]];
-      if (!sim.ready(p, pass)) continue;
-      sim.run(p, pass);
-      out.stages[sp].push_back(compute_step(pass.kind, pass.microbatch, pass.chunk));
-      if (auto d = delivery_of(spec, p, pass)) deliveries.push_back(*d);
+      const Round& round = rounds[sp][next[sp]];
+      std::size_t runnable = 0;
+      for (; runnable < round.size() && sim.ready(p, round[runnable]); ++runnable) {
+        sim.run(p, round[runnable]);
+      }
+      if (runnable < round.size()) {
+        for (std::size_t i = 0; i < runnable; ++i) sim.undo(p, round[i]);
+        continue;
+      }
+      for (const Pass& pass : round) {
+        out.stages[sp].push_back(compute_step(pass.kind, pass.microbatch, pass.chunk));
+        if (auto d = delivery_of(spec, p, pass)) deliveries.push_back(*d);
+      }
       ++next[sp];
       ran = true;
     }
     if (!left) break;
     if (!ran) {
+      std::string waits = "its end";
+      if (next[0] < rounds[0].size()) {
+        waits.clear();
+        for (const Pass& pass : rounds[0][next[0]]) {
+          if (!waits.empty()) waits += ", ";
+          waits += describe(pass, spec.virtual_stages);
+        }
+      }
       throw UsageError(fmt::format(
           "schedule {}: the compute orders cannot run: no stage's next pass has its input "
           "(stage 0 waits at {})",
-          spec.describe(),
-          next[0] < orders[0].size() ? describe(orders[0][next[0]], spec.virtual_stages)
-                                     : std::string("its end")));
+          spec.describe(), waits));
     }
     // Communicate: every output of the round goes to its consumer, both sides posting in
     // the same step; a stage's sends come before its receives.
@@ -244,9 +294,9 @@ Schedule build_schedule(const ScheduleSpec& spec) {
     for (int p = 0; p < spec.pp; ++p) out.stages.push_back(seed_stage(spec, p));
     return out;
   }
-  std::vector<std::vector<Pass>> orders;
-  for (int p = 0; p < spec.pp; ++p) orders.push_back(compute_order(spec, p));
-  return with_communication(spec, orders);
+  std::vector<std::vector<Round>> rounds;
+  for (int p = 0; p < spec.pp; ++p) rounds.push_back(compute_rounds(spec, p));
+  return with_communication(spec, rounds);
 }
 
 }  // namespace ranklab

@@ -52,8 +52,10 @@ double schedule_bubble(const Schedule& schedule, const ScheduleCostShape& shape)
 
 double ideal_bubble(const ScheduleSpec& spec) {
   const double p = spec.pp;
-  const double vm = static_cast<double>(spec.virtual_stages) * spec.microbatches;
-  return (p - 1) / (vm + p - 1);
+  const double m = spec.microbatches;
+  const double v = spec.virtual_stages;
+  if (m < p && v > 1) return ((p - m) * v + m - 1) / (p * v + m - 1);
+  return (p - 1) / (v * m + p - 1);
 }
 
 double peak_activations(const Schedule& schedule) {

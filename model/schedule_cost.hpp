@@ -2,11 +2,14 @@
 // trace (one rank per stage; a compute event for every layer's forward and backward of
 // every micro-batch and chunk, as the training step records them; its communication steps
 // as posted-together, waited-together messages), run on a cost model
-// (traces/virtual_time.hpp). With free communication the bubble is the schedule's own:
-// (p-1)/(m+p-1) for GPipe and 1F1B whatever a backward costs, (p-1)/(v m+p-1) for
-// interleaved 1F1B with v chunks when a backward costs what a forward does and m >= p
-// (tests check it; a backward twice a forward, or fewer micro-batches than stages, leaves
-// interleaving short of its closed form, and the prediction says by how much).
+// (traces/virtual_time.hpp). With free communication the bubble is the schedule's own, and
+// the built-in schedules reach the closed form whatever a backward costs against a forward
+// (tests check it): (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(v m+p-1) for interleaved 1F1B
+// with v chunks. Interleaving needs m a multiple of p (ScheduleSpec::validate refuses other
+// m > p); with m < p the micro-batches form one group of m, and at each change of chunk
+// stage 0 waits p-m chunk passes for the group's first micro-batch to come back round from
+// stage p-1, so the bubble is ((p-m)v + m-1)/(p v + m-1) (v = 1: 1F1B's; m = 1: (p-1)/p,
+// no better than one chunk).
 #pragma once
 
 #include <cstdint>
@@ -37,8 +40,8 @@ VirtualTimes predict_schedule(const Schedule& schedule, const CostModel& model,
 /// The schedule's bubble by itself: communication free, layer passes as `shape` says.
 double schedule_bubble(const Schedule& schedule, const ScheduleCostShape& shape = {});
 
-/// The closed form: (p-1)/(v m+p-1) (v = 1 for GPipe and 1F1B); 0 for the seed schedule
-/// with one stage.
+/// The closed form: (p-1)/(v m+p-1) (v = 1 for GPipe and 1F1B), or ((p-m)v + m-1)/(p v+m-1)
+/// for interleaved with m < p (above); 0 with one stage.
 double ideal_bubble(const ScheduleSpec& spec);
 
 /// The most micro-batches' activations a stage holds at once, the largest over stages, in

@@ -11,6 +11,7 @@
 #include "traces/event_text.hpp"
 #include "traces/messages.hpp"
 #include "traces/output_file.hpp"
+#include "traces/report_layout.hpp"
 #include "traces/report/report_template.hpp"
 #include "traces/stats.hpp"
 #include "traces/timeline.hpp"
@@ -129,6 +130,8 @@ json html_report_data(const Trace& trace, const HtmlReportOptions& options) {
     shown += ranks[rank].size();
   }
   if (shown == 0) extent.start = 0;
+  const TimelineLayout layout = timeline_layout(static_cast<int>(trace.ranks.size()),
+                                                timeline.base(), extent.start, extent.end);
   return {{"title", options.title},
           {"world_size", trace.header.world_size},
           {"time_base", to_string(timeline.base())},
@@ -138,6 +141,7 @@ json html_report_data(const Trace& trace, const HtmlReportOptions& options) {
           {"events_total", total},
           {"events_shown", shown},
           {"ranks", std::move(ranks)},
+          {"layout", to_json(layout)},
           {"flows", flow_pairs(trace, slots)},
           {"stats", stats_to_json(compute_stats(trace))},
           {"config", trace.header.config}};

@@ -1,7 +1,8 @@
 // `ranklab export --html`: a self-contained HTML report of a trace (no network, no files
-// beside it): a timeline with one row per rank and an arrow per message, the rank x rank
-// communication matrix as a heatmap, and traffic per group kind. The page is
-// traces/report/report.html with the trace's data embedded as JSON.
+// beside it): a timeline with a row per rank (per group of ranks beyond 64), a time axis in
+// ns, us, ms or s, and an arrow per message; the rank x rank communication matrix as a
+// heatmap; traffic per group kind. The page is traces/report/report.html with the trace's
+// data embedded as JSON.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,8 @@ struct HtmlReportOptions {
 /// What the page draws, as JSON: title, world_size, time axis (time_base, time_unit,
 /// start, end in µs), events_total, events_shown, ranks (per rank, in time order:
 /// [start, duration, op, pending, label, description]), flows ([send rank, slot, recv rank,
-/// slot] into `ranks`), stats (stats_to_json) and the header's config.
+/// slot] into `ranks`), layout (the timeline's rows and axis ticks: traces/report_layout.hpp),
+/// stats (stats_to_json) and the header's config.
 nlohmann::json html_report_data(const Trace& trace, const HtmlReportOptions& options);
 
 /// Writes the page.

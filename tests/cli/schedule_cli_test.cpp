@@ -41,7 +41,22 @@ TEST(ScheduleCliTest, ComparesSchedulesSideBySide) {
       << show(r);
   EXPECT_TRUE(has(r, "  1f1b                    27.3%      27.3%             27.3%            4  "
                      "(this one)\n"));
-  EXPECT_TRUE(has(r, "  interleaved V2          27.3%      15.8%             15.8%          5.5\n"));
+  // Megatron's interleaved order meets the closed form with a backward twice a forward too,
+  // and holds more activations than 1F1B: p(1 + (p-1)/(p v)) = 5.5.
+  EXPECT_TRUE(has(r, "  interleaved V2          15.8%      15.8%             15.8%          5.5\n"))
+      << show(r);
+}
+
+//! With fewer micro-batches than stages, interleaving runs one group of M, and the table
+//! names the closed form that applies.
+TEST(ScheduleCliTest, FewerMicrobatchesThanStagesNameTheirFormula) {
+  const Result r = ranklab({"schedule", "--schedule", "interleaved", "--pp", "8", "--microbatches",
+                            "4", "--virtual-stages", "2"});
+  EXPECT_EQ(r.code, 0) << show(r);
+  // ((8-4)2 + 3)/(16 + 3) = 57.9%, against (p-1)/(vm+p-1) = 46.7% that no schedule reaches.
+  EXPECT_TRUE(has(r, "  interleaved V2          57.9%      57.9%             57.9%"))
+      << show(r);
+  EXPECT_TRUE(has(r, "((p-m)v+m-1)/(pv+m-1)")) << show(r);
 }
 
 //! Interleaved with two chunks names the chunk of every pass and transfer.

@@ -15,19 +15,17 @@
 namespace ranklab {
 namespace {
 
-using BubbleCase = std::tuple<ScheduleKind, int, int>;  // kind, p, m
+using BubbleCase = std::tuple<ScheduleKind, int, int, int>;  // kind, v, p, m
 
 class ScheduleBubbleTest : public testing::TestWithParam<BubbleCase> {};
 
-//! α ≈ 0 and a huge β, every layer 1 ms forward and 2 ms backward: GPipe's and 1F1B's idle
-//! share is within one percentage point of (p-1)/(m+p-1). Interleaved 1F1B (v = 2) reaches
-//! (p-1)/(v m+p-1) when a backward costs what a forward does and m >= p; with m < p it stays
-//! short of it (a micro-batch's chain through all p·v virtual stages is serial), never above
-//! 1F1B's bubble.
+//! α ≈ 0 and a huge β, every layer 1 ms forward and 2 ms backward (and again with backward =
+//! forward): the idle share of all ranks' time is within one percentage point of
+//! (p-1)/(m+p-1) under GPipe and 1F1B and of (p-1)/(v m+p-1) under interleaved 1F1B with
+//! v = 2 and 4; for interleaved with m < p (one group of m micro-batches), of
+//! ((p-m)v + m-1)/(p v + m-1), never above 1F1B's bubble.
 TEST_P(ScheduleBubbleTest, NegligibleCommunicationGivesTheClosedForm) {
-  const auto [kind, p, m] = GetParam();
-  const bool interleaved = kind == ScheduleKind::interleaved;
-  const int v = interleaved ? 2 : 1;
+  const auto [kind, v, p, m] = GetParam();
   const ScheduleSpec spec{.kind = kind, .pp = p, .microbatches = m, .virtual_stages = v};
   const Schedule schedule = build_schedule(spec);
   const CostModel model = CostModel::parse("alpha=1e-12,beta=1e18");
@@ -35,47 +33,48 @@ TEST_P(ScheduleBubbleTest, NegligibleCommunicationGivesTheClosedForm) {
       predict_schedule(schedule, model, {.layers_per_chunk = 2, .message_bytes = 4096,
                                          .forward_seconds = 1e-3, .backward_seconds = 2e-3});
   ASSERT_TRUE(t.complete);
-  const double expected = static_cast<double>(p - 1) / (v * m + p - 1);
+  const double expected =
+      m < p && v > 1 ? static_cast<double>((p - m) * v + m - 1) / (p * v + m - 1)
+                     : static_cast<double>(p - 1) / (v * m + p - 1);
   EXPECT_NEAR(ideal_bubble(spec), expected, 1e-12);
   EXPECT_NEAR(schedule_bubble(schedule), t.bubble, 1e-6);
   for (const RankTime& r : t.ranks) {
     EXPECT_NEAR(r.compute, m * v * 2 * 3e-3, 1e-12);  // 2 layers x (1 + 2) ms, M·V passes each way
     EXPECT_LT(r.comm, 1e-6);
   }
+  EXPECT_NEAR(t.bubble, expected, 0.01) << spec.describe();
   const double same = schedule_bubble(schedule, {.forward_seconds = 1, .backward_seconds = 1});
-  if (!interleaved) {
-    EXPECT_NEAR(t.bubble, expected, 0.01) << spec.describe();
-    EXPECT_NEAR(same, expected, 0.01) << spec.describe() << ", backward = forward";
-    return;
+  EXPECT_NEAR(same, expected, 0.01) << spec.describe() << ", backward = forward";
+  if (kind == ScheduleKind::interleaved) {
+    const double one_f_one_b = schedule_bubble(
+        build_schedule({.kind = ScheduleKind::one_f_one_b, .pp = p, .microbatches = m}));
+    EXPECT_LE(t.bubble, one_f_one_b + 1e-9) << spec.describe();
   }
-  if (m >= p) {
-    EXPECT_NEAR(same, expected, 0.01) << spec.describe() << ", backward = forward";
-  }
-  const double one_f_one_b = schedule_bubble(
-      build_schedule({.kind = ScheduleKind::one_f_one_b, .pp = p, .microbatches = m}));
-  EXPECT_GE(same, expected - 0.01) << spec.describe();
-  EXPECT_LE(same, one_f_one_b + 1e-9) << spec.describe();
-  // A backward twice a forward: the builder's depth-first order stalls in its steady state,
-  // at M >= 4·PP even past 1F1B (PP2 M16: 20.7% against 1F1B's 5.9%). Measured, not fixed
-  // here (issue 14 report): only the lower bound is checked.
-  EXPECT_GE(t.bubble, expected - 0.01) << spec.describe();
-  std::printf("%s: bubble %.4f (backward = forward: %.4f), closed form %.4f, 1f1b %.4f\n",
-              spec.describe().c_str(), t.bubble, same, expected, one_f_one_b);
 }
 
 std::string name(const testing::TestParamInfo<BubbleCase>& info) {
-  const auto [kind, p, m] = info.param;
-  const char* k = kind == ScheduleKind::gpipe ? "GPipe"
-                  : kind == ScheduleKind::one_f_one_b ? "OneFOneB"
-                                                      : "Interleaved";
+  const auto [kind, v, p, m] = info.param;
+  const std::string k = kind == ScheduleKind::gpipe         ? "GPipe"
+                        : kind == ScheduleKind::one_f_one_b ? "OneFOneB"
+                                                            : fmt::format("InterleavedV{}", v);
   return fmt::format("{}P{}M{}", k, p, m);
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    AllSchedules, ScheduleBubbleTest,
-    testing::Combine(testing::Values(ScheduleKind::gpipe, ScheduleKind::one_f_one_b,
-                                     ScheduleKind::interleaved),
+    OneChunk, ScheduleBubbleTest,
+    testing::Combine(testing::Values(ScheduleKind::gpipe, ScheduleKind::one_f_one_b),
+                     testing::Values(1), testing::Values(2, 4, 8), testing::Values(1, 4, 8, 16)),
+    name);
+INSTANTIATE_TEST_SUITE_P(
+    Interleaved, ScheduleBubbleTest,
+    testing::Combine(testing::Values(ScheduleKind::interleaved), testing::Values(2, 4),
                      testing::Values(2, 4, 8), testing::Values(1, 4, 8, 16)),
+    name);
+// Fewer micro-batches than stages, not dividing them: one group of 3 (p = 4) or 5 (p = 8).
+INSTANTIATE_TEST_SUITE_P(
+    InterleavedOneGroup, ScheduleBubbleTest,
+    testing::Values(BubbleCase{ScheduleKind::interleaved, 2, 4, 3},
+                    BubbleCase{ScheduleKind::interleaved, 3, 8, 5}),
     name);
 
 //! Real α and β: communication adds on top of the schedule's bubble (a longer step, a larger
@@ -99,7 +98,7 @@ TEST(ScheduleCostTest, CommunicationAddsOnTop) {
   }
 }
 
-//! Peak activations: GPipe holds all M, 1F1B at most PP, interleaved a little more than 1F1B.
+//! Peak activations: GPipe holds all M, 1F1B at most PP, interleaved more than 1F1B.
 TEST(ScheduleCostTest, PeakActivations) {
   const auto peak = [](ScheduleKind kind, int v) {
     return peak_activations(
@@ -107,8 +106,10 @@ TEST(ScheduleCostTest, PeakActivations) {
   };
   EXPECT_DOUBLE_EQ(peak(ScheduleKind::gpipe, 1), 8);
   EXPECT_DOUBLE_EQ(peak(ScheduleKind::one_f_one_b, 1), 4);
-  EXPECT_GT(peak(ScheduleKind::interleaved, 2), 4);
-  EXPECT_LT(peak(ScheduleKind::interleaved, 2), 8);
+  // Megatron's interleaved warm-up, 2(p-1) + (v-1)p chunk forwards on stage 0, plus the
+  // steady state's first: p(1 + (p-1)/(p v)) micro-batches, 5.5 at p = 4, v = 2.
+  EXPECT_DOUBLE_EQ(peak(ScheduleKind::interleaved, 2), 5.5);
+  EXPECT_DOUBLE_EQ(peak(ScheduleKind::interleaved, 4), 4 * (1 + 3.0 / 16));
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ TEST(ScheduleTest, EveryBuiltInScheduleIsValid) {
 }
 
 //! The compute orders are the published ones: GPipe all forwards then all backwards; 1F1B
-//! PP-p-1 warm-up forwards; interleaved 2(PP-p-1) + (V-1)·PP warm-up forwards.
+//! PP-p-1 warm-up forwards; interleaved 2(PP-p-1) + (V-1)·PP warm-up forwards, all of them
+//! when M = PP.
 TEST(ScheduleTest, ComputeOrdersFollowThePapers) {
   const Schedule gpipe = build_schedule(spec(ScheduleKind::gpipe, 2, 3));
   EXPECT_EQ(gpipe.compute_order(0), "F0 F1 F2 B0 B1 B2");
@@ -85,6 +86,11 @@ TEST(ScheduleTest, ComputeOrdersFollowThePapers) {
   EXPECT_EQ(inter.compute_order(1),
             "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 B1.0 F2.1 "
             "B2.1 F3.1 B3.1 B2.0 B3.0");
+  // M = PP: every pass is warm-up (Megatron's all_warmup_microbatches), on every stage.
+  const Schedule all = build_schedule(spec(ScheduleKind::interleaved, 2, 2, 2));
+  for (const int p : {0, 1}) {
+    EXPECT_EQ(all.compute_order(p), "F0.0 F1.0 F0.1 F1.1 B0.1 B1.1 B0.0 B1.0") << "stage " << p;
+  }
 }
 
 //! With one micro-batch, GPipe's rounds are the seed's step call for call, so the seed
@@ -114,6 +120,20 @@ TEST(ScheduleTest, SteadyStateExchangesAreBatched) {
   for (const Step& step : s.stages[1]) steps.push_back(describe(step, 1));
   EXPECT_NE(std::find(steps.begin(), steps.end(), "send grad m1 -> 0, recv act m2 <- 0"),
             steps.end());
+}
+
+//! Interleaved 1F1B exchanges once per steady iteration, after its forward and its backward
+//! (Megatron's send_forward_backward_recv_forward_backward): stage 0 of PP2 M4 V2 runs F m2
+//! c0 then B m0 c1 with no communication between them, then sends both outputs in one step.
+TEST(ScheduleTest, InterleavedSteadyIterationsExchangeOnce) {
+  const Schedule s = build_schedule(spec(ScheduleKind::interleaved, 2, 4, 2));
+  std::vector<std::string> steps;
+  for (const Step& step : s.stages[0]) steps.push_back(describe(step, 2));
+  const auto at = std::find(steps.begin(), steps.end(), "F m2 c0");
+  ASSERT_NE(at, steps.end());
+  ASSERT_LT(at + 2, steps.end());
+  EXPECT_EQ(at[1], "B m0 c1");
+  EXPECT_EQ(at[2].rfind("send act m2 c0 -> 1, send grad m0 c1 -> 1", 0), 0u) << at[2];
 }
 
 //! Compute orders that cannot run (a backward before its forward) are refused by

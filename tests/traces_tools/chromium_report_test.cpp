@@ -51,10 +51,14 @@ class ChromiumReportTest : public ::testing::Test {
 
   /// Exports `example` to HTML and returns Chromium's DOM dump of the rendered page.
   std::string render(const std::string& example) {
+    return render_trace(tools_testing::examples_dir() / example);
+  }
+
+  std::string render_trace(const std::filesystem::path& trace) {
     const auto html = dir_ / "report.html";
-    const CommandResult exported = run_command(
-        std::string("'") + RANKLAB_BINARY + "' export " +
-        shell_quoted(tools_testing::examples_dir() / example) + " --html " + shell_quoted(html));
+    const CommandResult exported =
+        run_command(std::string("'") + RANKLAB_BINARY + "' export " + shell_quoted(trace) +
+                    " --html " + shell_quoted(html));
     EXPECT_EQ(exported.exit_code, 0) << exported.err;
     // A fresh profile, no network services, and a hard time limit.
     const CommandResult dump = run_command(
@@ -81,6 +85,32 @@ TEST_F(ChromiumReportTest, SeedStepDrawsEveryRank) {
   EXPECT_EQ(html_attribute(dom, "data-arrows"), "8");
   EXPECT_EQ(html_attribute(dom, "data-cells"), "8");
   EXPECT_EQ(html_attribute(dom, "data-kinds"), "4");
+  // The axis: Lamport ticks, labelled; no label drawn over another.
+  EXPECT_GE(std::stoi(html_attribute(dom, "data-ticks")), 3);
+  EXPECT_EQ(html_attribute(dom, "data-axis-unit"), "ticks");
+  EXPECT_EQ(html_attribute(dom, "data-label-overlaps"), "0");
+  EXPECT_TRUE(std::regex_search(dom, std::regex(R"(<text class="tick-label"[^>]*>\d+ ticks</text>)")));
+}
+
+//! 512 ranks timed by the cost model: 64 rows of 8 ranks, labelled "ranks 8-15", an axis
+//! in microseconds, and no two labels overlapping as Chromium lays them out.
+TEST_F(ChromiumReportTest, ManyRanksGetGroupedRows) {
+  const auto trace = dir_ / "ring512.jsonl";
+  const CommandResult run = run_command(std::string("'") + RANKLAB_BINARY +
+                                        "' run --scenario ring --world 512 --cost "
+                                        "alpha=5e-5,beta=1e9 --trace " + shell_quoted(trace));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const std::string dom = render_trace(trace);
+  EXPECT_EQ(html_attribute(dom, "data-status"), "ok") << dom.substr(0, 2000);
+  EXPECT_EQ(html_attribute(dom, "data-errors"), "0");
+  EXPECT_EQ(html_attribute(dom, "data-rows"), "64");
+  EXPECT_EQ(html_attribute(dom, "data-arrows"), "512");
+  EXPECT_EQ(html_attribute(dom, "data-axis-unit"), "us");
+  EXPECT_GE(std::stoi(html_attribute(dom, "data-ticks")), 3);
+  EXPECT_EQ(html_attribute(dom, "data-label-overlaps"), "0");
+  EXPECT_TRUE(std::regex_search(dom, std::regex(R"(<text class="row-label"[^>]*>ranks 8-15</text>)")));
+  EXPECT_TRUE(std::regex_search(dom, std::regex(R"(<text class="tick-label"[^>]*>[\d.]+ us</text>)")));
+  EXPECT_NE(dom.find("8 consecutive ranks per row"), std::string::npos);
 }
 
 //! A deadlocked run (pending operations only, no messages) renders too.

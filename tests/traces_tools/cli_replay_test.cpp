@@ -159,7 +159,7 @@ TEST_F(CliReplayTest, CostModelTimesRunAndReplay) {
 
 //! A trace ranklab writes is one it reads: with α = 1e10 s the ring's virtual times pass
 //! 2^63 ns, the trace saturates them (it wrapped to -2^63 before, which `stats` rejected),
-//! and `stats`, `export` and a timed `replay` take the file.
+//! and `stats`, `export` (Perfetto and HTML) and a timed `replay` take the file.
 TEST_F(CliReplayTest, VirtualTimePastInt64ReadsBack) {
   const std::string cost = "--cost alpha=1e10,beta=1e9";
   const auto path = dir_ / "late.jsonl";
@@ -176,6 +176,10 @@ TEST_F(CliReplayTest, VirtualTimePastInt64ReadsBack) {
   EXPECT_EQ(ranklab("export " + shell_quoted(path) + " --perfetto " + shell_quoted(perfetto))
                 .exit_code,
             0);
+  // The HTML report's axis spans the 292 years in seconds.
+  const auto html = dir_ / "late.html";
+  EXPECT_EQ(ranklab("export " + shell_quoted(path) + " --html " + shell_quoted(html)).exit_code, 0);
+  EXPECT_TRUE(has(tools_testing::read_text(html), R"("unit":"s")"));
   const CommandResult replay = ranklab("replay " + shell_quoted(path) + " " + cost);
   EXPECT_EQ(replay.exit_code, 0) << replay.out << replay.err;
 }
