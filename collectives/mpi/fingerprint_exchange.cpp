@@ -7,9 +7,9 @@
 
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "comm/call_site.hpp"
-#include "emulator/detail/mismatch_table.hpp"
+#include "comm/mismatch_table.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
-#include "emulator/group.hpp"
+#include "comm/group.hpp"
 
 namespace ranklab::mpi_detail {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "comm/errors.hpp"
-#include "emulator/group.hpp"
+#include "comm/group.hpp"
 
 namespace ranklab::mpi_detail {
 namespace {

@@ -13,7 +13,7 @@
 namespace ranklab::mpi_detail {
 
 /// Exchanges `fingerprint` of the group's collective number `sequence` with the members;
-/// throws MismatchError with the emulator's table (emulator/detail/mismatch_table.hpp) when
+/// throws MismatchError with the emulator's table (comm/mismatch_table.hpp) when
 /// they differ.
 void exchange_fingerprints(Runtime& runtime, const GroupState& group,
                            const CollectiveFingerprint& fingerprint, std::uint64_t sequence,
