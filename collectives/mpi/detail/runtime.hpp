@@ -116,7 +116,20 @@ class Runtime {
   /// Keeps an abandoned send's buffer alive until the session ends (MPI may still read it).
   void keep_until_end(std::vector<std::byte> buffer) { orphans_.push_back(std::move(buffer)); }
 
-  /// Advances every staged call; drops the finished ones.
+  /// Numbers this process's next operation when not recording (the recorder numbers them
+  /// otherwise): the `op #` a mismatch report names, as the emulator's rank_seq.
+  std::uint64_t count_operation() { return next_operation_++; }
+
+  /// A failing process's report to rank 0 (job_ending.cpp): `report` is what rank 0 prints,
+  /// `exit_code` what the job ends with. Non-blocking; the request is kept for report_sent().
+  void send_report(int exit_code, const std::string& report);
+  /// Whether the report of send_report has left this process (an MPI test).
+  bool report_sent();
+  /// At rank 0: throws ReportedFailure if another process sent its report. Every poll of
+  /// every wait calls it (progress()), so rank 0 learns of a failure while it waits.
+  void check_reports();
+
+  /// Advances every staged call; drops the finished ones. At rank 0, check_reports() first.
   void progress();
   /// Whether no staged call is in flight.
   bool idle() const { return staged_.empty(); }
@@ -145,6 +158,10 @@ class Runtime {
 
   MPI_Comm groups_comm_ = MPI_COMM_NULL;  ///< where MPI_Comm_create_group runs
   MPI_Comm end_comm_ = MPI_COMM_NULL;     ///< end of run: outcomes and traces
+  MPI_Comm report_comm_ = MPI_COMM_NULL;  ///< failing processes' reports to rank 0
+  std::vector<char> report_;               ///< this process's report, while it is sent
+  MPI_Request report_request_ = MPI_REQUEST_NULL;
+  std::uint64_t next_operation_ = 0;
   std::unique_ptr<Recorder> recorder_;
   std::vector<std::vector<std::byte>> orphans_;
   std::shared_ptr<GroupState> world_;
