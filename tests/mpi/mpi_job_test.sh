@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A failing MPI job ends as the emulator's run ends (mpi_job_test.cpp's cases): the same exit
+# code, and the report, with the emulator's culprit line, printed by rank 0 whichever process
+# found the failure; no process left hanging.
+#   mpi_job_test.sh MPIRUN_SH MPIEXEC MPI_JOB_TEST
+set -u
+mpirun_sh=$1
+mpiexec=$2
+program=$3
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# check CASE NP WANT_CODE [TIMEOUT_MS]: rank 0 prints the emulator's culprit line, then the
+# job's, identical; the job exits WANT_CODE (the emulator's too).
+check() {
+  local name=$1 np=$2 want=$3 timeout_ms=${4:-60000}
+  local out code emulator mine
+  out=$(timeout 90 "$mpirun_sh" "$mpiexec" "$np" --tag-output "$program" "$name" "$timeout_ms" \
+        2>/dev/null)
+  code=$?
+  [ "$code" = "$want" ] || fail "$name: exit $code, expected $want; output:"$'\n'"$out"
+  emulator=$(grep -F '[1,0]<stdout>:emulator: ' <<<"$out" | sed 's/^.*emulator: exit [0-9]* //')
+  grep -qF "[1,0]<stdout>:emulator: exit $want " <<<"$out" ||
+    fail "$name: the emulator does not exit $want:"$'\n'"$out"
+  mine=$(grep -F '[1,0]<stdout>:culprit (' <<<"$out" | sed 's/^\[1,0\]<stdout>://')
+  [ -n "$emulator" ] && [ "$mine" = "$emulator" ] ||
+    fail "$name: rank 0 printed '$mine', the emulator '$emulator'; output:"$'\n'"$out"
+  if grep -qE '^\[1,[1-9][0-9]*\]<stdout>:culprit' <<<"$out"; then
+    fail "$name: a rank other than 0 printed the report:"$'\n'"$out"
+  fi
+}
+
+check dtype-message 2 4
+check mismatch-while-rank0-waits 3 4
+check subgroup-mismatch 4 4
+check rank-throws 3 5
+
+# Rank 0 blocked in a plain MPI wait (no timeout) never polls: the process that found the
+# mismatch prints the report itself after its grace period, and the job still ends (exit 4).
+out=$(timeout 90 "$mpirun_sh" "$mpiexec" 3 "$program" mismatch-while-rank0-waits 0 2>/dev/null)
+code=$?
+[ "$code" = 4 ] || fail "rank 0 not polling: exit $code, expected 4:"$'\n'"$out"
+grep -q "^culprit (message-mismatch): message mismatch in world: rank 1 " <<<"$out" ||
+  fail "rank 0 not polling: no report:"$'\n'"$out"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failures"
+  exit 1
+fi
+echo "all passed"
