@@ -225,6 +225,74 @@ class Report:
                            f"{mib(rss)}, {fmt_s(med(w))}", rss < 4 * 1048576 and med(w) < 30)
         self.out()
 
+    def result(self, key, op, field):
+        """`field` of the RESULT line `op` (seconds, from µs) over every good run of key."""
+        return [r["results"][op][field] * 1e-6 for r in self.runs(key)
+                if op in r.get("results", {})]
+
+    def mpi(self):
+        if not self.s.get("mpi/allreduce/raw/1"):
+            return
+        self.out("### The MPI backend on 8 processes (issue 12 §6)")
+        self.out()
+        self.out("Every job through tests/mpi/mpirun.sh (`--oversubscribe --bind-to none`, shared "
+                 "memory without single copy): 8 processes on these CPUs. all_reduce of floats, "
+                 "sum, in place, buffer refilled before each call; per iteration the slowest "
+                 "rank's MPI_Wtime span, median over iterations (1,000; 50 at 4 MiB), then "
+                 "median (min–max) over the rounds. ranklab: `bench/mpi_allreduce_bench COUNT "
+                 "ITERS mpi|direct`, which also times the raw MPI_Allreduce on the same buffer "
+                 "in alternate iterations of its own run; raw Open MPI: `bench/peers/"
+                 "mpi_allreduce.c`, the same calls in a job of its own.")
+        self.out()
+        self.out("| size per rank | ranklab `--algo mpi` | raw Open MPI (own job) | ranklab slower by "
+                 "| raw MPI_Allreduce, alternating in ranklab's job | ranklab `--algo direct` |")
+        self.out("| --- | ---: | ---: | ---: | ---: | ---: |")
+        for count in (1, 1024, 1048576):
+            ours = self.result(f"mpi/allreduce/ranklab_mpi/{count}", "ranklab_allreduce_mpi",
+                               "wtime_med_us")
+            paired = self.result(f"mpi/allreduce/ranklab_mpi/{count}", "raw_allreduce_in_place",
+                                 "wtime_med_us")
+            direct = self.result(f"mpi/allreduce/ranklab_direct/{count}",
+                                 "ranklab_allreduce_direct", "wtime_med_us")
+            raw = self.result(f"mpi/allreduce/raw/{count}", "allreduce", "wtime_med_us")
+            o, r = med(ours), med(raw)
+            slower = "-" if o is None or r is None else \
+                f"{fmt_s(o - r) if o >= r else '−' + fmt_s(r - o)} ({100 * (o / r - 1):+.1f}%)"
+            self.out(f"| {count:,} floats ({SIZE_NAMES[count]}) | {spread(ours)} | {spread(raw)} | "
+                     f"{slower} | {spread(paired)} | {spread(direct)} |")
+            if o is None or r is None:
+                continue
+            if count == 1:
+                self.floor("MPI backend: all_reduce of 4 B at 8 processes ≤ 3 µs slower than raw "
+                           "Open MPI (issue 12)", f"{(o - r) * 1e6:+.2f} µs ({fmt_s(o)} vs "
+                           f"{fmt_s(r)})", o - r <= 3e-6)
+            if count == 1048576:
+                self.floor("MPI backend: all_reduce of 4 MiB at 8 processes ≤ 10% slower than raw "
+                           "Open MPI (issue 12)", f"{100 * (o / r - 1):+.1f}% ({fmt_s(o)} vs "
+                           f"{fmt_s(r)})", o <= 1.10 * r)
+        self.out()
+        step = self.result("mpi/step/ranklab_direct", "seed_step", "med_us")
+        step_mpi = self.result("mpi/step/ranklab_mpi", "seed_step", "med_us")
+        gloo = [r["step_median_ms"] * 1e-3 for r in self.runs("mpi/step/torch_gloo")
+                if "step_median_ms" in r]
+        self.out("The seed's hybrid step (TP2 PP2 DP2, B8 S16 H32 I64 L4, float32) on 8 processes, "
+                 "barrier to barrier, rank 0's clock, median over the steps (ranklab: "
+                 f"`bench/mpi_step_bench {self.raw.get('mpi_steps', '?')} direct|mpi`; PyTorch: "
+                 "`parallel_reference.py --mode hybrid --steps 30 --backend gloo`), then over the "
+                 "rounds:")
+        self.out()
+        self.out("| side | step: median (min–max over rounds) | ranklab faster |")
+        self.out("| --- | ---: | ---: |")
+        self.out(f"| ranklab MPI backend, `--algo direct` (bitwise the emulator's results) | "
+                 f"{spread(step)} | {fmt_x(ratio(med(gloo), med(step)))} |")
+        self.out(f"| ranklab MPI backend, `--algo mpi` (MPI's own collectives) | {spread(step_mpi)} "
+                 f"| {fmt_x(ratio(med(gloo), med(step_mpi)))} |")
+        self.out(f"| PyTorch Gloo, 8 processes | {spread(gloo)} | |")
+        self.out()
+        x = ratio(med(gloo), med(step))
+        self.floor("MPI backend: the seed step on 8 processes ≥ 5× faster than PyTorch Gloo "
+                   "(issue 12)", fmt_x(x), None if x is None else x >= 5)
+
     def threads(self):
         one = self.runs("scale/ranklab/65536/t1")
         two = self.runs("scale/ranklab/65536/t2")
@@ -378,7 +446,7 @@ class Report:
         self.out()
 
     def floors_table(self):
-        self.out("### Floors (issue 8 §2; issue 2's and issue 4's where marked)")
+        self.out("### Floors (issue 8 §2; issues 2's, 4's and 12's where marked)")
         self.out()
         self.out("| floor | figure (median) | verdict |")
         self.out("| --- | --- | --- |")
@@ -387,7 +455,7 @@ class Report:
         self.out()
 
     def render(self):
-        for section in (self.step, self.allreduce, self.scale, self.threads, self.algorithms,
+        for section in (self.step, self.allreduce, self.scale, self.mpi, self.threads, self.algorithms,
                         self.dense, self.replay, self.explore):
             section()
         body = self.lines
