@@ -51,17 +51,20 @@ void await_programs_ended(Runtime& runtime) {
   MPI_Request request = MPI_REQUEST_NULL;
   check(MPI_Ibarrier(runtime.end_comm(), &request),
         [] { return std::string("the end of the run (MPI_Ibarrier)"); });
-  int done = 0;
+  int code = MPI_SUCCESS;
   try {
-    while (!done) {
-      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE),
-            [] { return std::string("the end of the run (MPI_Test)"); });
-      if (runtime.world_rank() == 0) runtime.check_reports();
-      if (!done) std::this_thread::yield();
-    }
+    // progress() checks for reports at rank 0.
+    runtime.wait_until(
+        [&] {
+          int done = 0;
+          code = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+          return code != MPI_SUCCESS || done != 0;
+        },
+        [] { return std::string(); }, std::chrono::milliseconds(0));
   } catch (const ReportedFailure& e) {
     print_and_end_job(e.exit_code(), e.what());
   }
+  check(code, [] { return std::string("the end of the run (MPI_Test)"); });
 }
 
 }  // namespace ranklab::mpi_detail

@@ -96,8 +96,10 @@ class MpiBackend final : public Backend {
   void native_collective_blocking(const CollectiveArgs& args) override {
     std::int64_t rank_seq = -1;
     auto plan = prepare(args, rank_seq);
-    // A blocked process cannot advance its other staged calls, and cannot time out.
-    if (runtime_.idle() && options_.timeout.count() == 0) {
+    // MPI's own collective, called as a program calls it when nothing else is in flight and
+    // nothing times out (a blocked process cannot advance other staged calls, nor time
+    // out). Every other call waits in Runtime::wait_until, which naps in long waits.
+    if (options_.library_collectives && runtime_.idle() && options_.timeout.count() == 0) {
       runtime_.run_blocking(*plan);
       if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
         recorder->complete(static_cast<std::uint64_t>(rank_seq));

@@ -2,7 +2,6 @@
 
 #include <cstring>
 #include <exception>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -21,16 +20,15 @@ std::string tag_text(int tag) {
   return fmt::format("tag {}", tag);
 }
 
-// Polls `test` until it is true or `timeout` has passed.
+// Polls `test` until it is true or `timeout` has passed, as every wait polls.
 template <typename Test>
 bool poll_for(Runtime& runtime, std::chrono::milliseconds timeout, Test test) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!test()) {
-    runtime.progress();
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
+  bool done = false;
+  runtime.wait_until(
+      [&] { return (done = test()) || std::chrono::steady_clock::now() >= deadline; },
+      [] { return std::string(); }, std::chrono::milliseconds(0));
+  return done;
 }
 
 }  // namespace
@@ -105,14 +103,6 @@ void MessageWork::close() {
 
 void MessageWork::wait() {
   if (done_) return close();
-  if (runtime_.idle() && info_.timeout.count() == 0) {
-    // Nothing else to advance and no deadline: MPI's own wait is the fastest.
-    MPI_Status status;
-    const int code = MPI_Wait(&request_, &status);
-    close();
-    complete(code, status);
-    return;
-  }
   try {
     runtime_.wait_until([&] { return poll(); }, [&] { return describe(); }, info_.timeout);
   } catch (const TimeoutError&) {

@@ -270,9 +270,9 @@ void Runtime::progress() {
   std::erase_if(staged_, [](const auto& staged) { return staged->done(); });
 }
 
-bool Runtime::timed_out_after_yield(std::chrono::steady_clock::time_point start,
-                                    std::chrono::milliseconds timeout) {
-  std::this_thread::yield();
+bool Runtime::pause_timed_out(std::chrono::steady_clock::time_point start,
+                              std::chrono::milliseconds timeout) {
+  std::this_thread::sleep_for(kNap);
   return timeout.count() > 0 && std::chrono::steady_clock::now() - start > timeout;
 }
 

@@ -4,7 +4,8 @@
 // Before the run, rank 0 prints "emulator: " and the culprit line the emulator gives for the
 // same program, for the script to compare.
 //
-//   mpi_job_test CASE [TIMEOUT_MS]   (TIMEOUT_MS: MpiOptions::timeout, 60000 by default)
+//   mpi_job_test CASE [TIMEOUT_MS [ALGO]]   TIMEOUT_MS: MpiOptions::timeout, 60000 by default;
+//                                           ALGO: direct (default) or mpi (MPI's collectives)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +46,22 @@ void mismatch_while_rank0_waits(Communicator& comm) {
   if (comm.rank() == 2) comm.recv(std::span(ints), 1, 7);
 }
 
+// Rank 2 finds the mismatch of rank 1's message while rank 0 is inside an all_reduce with
+// rank 1, which waits for rank 2: with MPI's own collectives and no timeout, rank 0 blocks in
+// MPI_Allreduce, which never returns to ranklab to learn of the report.
+void mismatch_while_rank0_in_mpi(Communicator& comm) {
+  std::vector<float> floats(4, 1.0f);
+  std::vector<std::int32_t> ints(4);
+  const std::vector<int> members = {0, 1};
+  Communicator pair = comm.new_group(members, "pair");
+  if (comm.rank() == 0) pair.all_reduce(std::span(floats));
+  if (comm.rank() == 1) {
+    comm.send(std::span<const float>(floats), 2, 7);
+    comm.recv(std::span(ints), 2, 8);
+  }
+  if (comm.rank() == 2) comm.recv(std::span(ints), 1, 7);
+}
+
 // Ranks 2 and 3 disagree on an all_reduce of their own group; ranks 0 and 1, not members,
 // wait in a barrier the others never reach.
 void subgroup_mismatch(Communicator& comm) {
@@ -68,6 +85,7 @@ const std::map<std::string, Case>& cases() {
   static const std::map<std::string, Case> all = {
       {"dtype-message", {2, dtype_message}},
       {"mismatch-while-rank0-waits", {3, mismatch_while_rank0_waits}},
+      {"mismatch-while-rank0-in-mpi", {3, mismatch_while_rank0_in_mpi}},
       {"subgroup-mismatch", {4, subgroup_mismatch}},
       {"rank-throws", {3, rank_throws}},
   };
@@ -84,8 +102,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   const long timeout_ms = argc > 2 ? std::atol(argv[2]) : 60000;
+  const bool library = argc > 3 && std::string(argv[3]) == "mpi";
   ranklab::MpiSession session(argc, argv,
-                              {.check_collectives = true,
+                              {.library_collectives = library,
+                               .check_collectives = !library,
                                .timeout = std::chrono::milliseconds(timeout_ms)});
   if (session.size() != it->second.world) {
     if (session.rank() == 0) std::fprintf(stderr, "mpi_job_test %s needs -np %d\n", name.c_str(), it->second.world);

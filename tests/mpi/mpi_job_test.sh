@@ -39,13 +39,18 @@ check mismatch-while-rank0-waits 3 4
 check subgroup-mismatch 4 4
 check rank-throws 3 5
 
-# Rank 0 blocked in a plain MPI wait (no timeout) never polls: the process that found the
-# mismatch prints the report itself after its grace period, and the job still ends (exit 4).
-out=$(timeout 90 "$mpirun_sh" "$mpiexec" 3 "$program" mismatch-while-rank0-waits 0 2>/dev/null)
+# Without a timeout too, a rank 0 waiting for a message polls for reports.
+check mismatch-while-rank0-waits 3 4 0
+
+# Rank 0 inside MPI's own blocking collective (--algo mpi, no timeout) never polls: the
+# process that found the mismatch prints the report itself after its grace period, and the
+# job still ends (exit 4).
+out=$(timeout 90 "$mpirun_sh" "$mpiexec" 3 --tag-output "$program" mismatch-while-rank0-in-mpi 0 mpi \
+      2>/dev/null)
 code=$?
-[ "$code" = 4 ] || fail "rank 0 not polling: exit $code, expected 4:"$'\n'"$out"
-grep -q "^culprit (message-mismatch): message mismatch in world: rank 1 " <<<"$out" ||
-  fail "rank 0 not polling: no report:"$'\n'"$out"
+[ "$code" = 4 ] || fail "rank 0 in MPI_Allreduce: exit $code, expected 4:"$'\n'"$out"
+grep -q "^\[1,2\]<stdout>:culprit (message-mismatch): message mismatch in world: rank 1 " <<<"$out" ||
+  fail "rank 0 in MPI_Allreduce: no report from rank 2:"$'\n'"$out"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failures"

@@ -134,25 +134,32 @@ class Runtime {
   /// Whether no staged call is in flight.
   bool idle() const { return staged_.empty(); }
 
-  /// Polls `done` (which must call an MPI test) until it is true, running progress() and
-  /// yielding the CPU between polls. Throws TimeoutError naming `what()` after `timeout`
-  /// (0: never).
+  /// Polls `done` (which must call an MPI test) until it is true, running progress()
+  /// between polls. Throws TimeoutError naming `what()` after `timeout` (0: never).
+  ///
+  /// How a wait spends the CPU: it spins kSpinPolls polls first (a message between
+  /// processes on one node takes microseconds), then naps kNap between polls. Ranks often
+  /// share cores (8 processes on a 2-core machine, or a node running other work): a wait
+  /// that spins, or only yields as MPI's own blocking waits do, keeps competing for the CPU
+  /// with the rank it waits for, where a napping one gives it away and the scheduler wakes
+  /// it promptly. On the seed step with 8 processes on 2 loaded CPUs (load 14-17), napping
+  /// took the median step from ~26 ms (spinning and yielding) to ~4 ms (bench/RESULTS.md).
   template <typename Done, typename What>
   void wait_until(Done&& done, What&& what, std::chrono::milliseconds timeout) {
+    if (done()) return;
     const auto start = std::chrono::steady_clock::now();
-    for (unsigned polls = 0; !done(); ++polls) {
+    for (unsigned polls = 1; !done(); ++polls) {
       progress();
-      if (polls >= kSpinPolls && timed_out_after_yield(start, timeout)) {
-        throw_timeout(what(), timeout);
-      }
+      if (polls >= kSpinPolls && pause_timed_out(start, timeout)) throw_timeout(what(), timeout);
     }
   }
 
  private:
   static constexpr unsigned kSpinPolls = 64;
-  /// Gives the CPU away (ranks may share cores), then says whether the wait is over time.
-  static bool timed_out_after_yield(std::chrono::steady_clock::time_point start,
-                                    std::chrono::milliseconds timeout);
+  static constexpr std::chrono::microseconds kNap{20};
+  /// Gives the CPU away (a nap), then says whether the wait is over time.
+  static bool pause_timed_out(std::chrono::steady_clock::time_point start,
+                              std::chrono::milliseconds timeout);
   [[noreturn]] static void throw_timeout(const std::string& what,
                                          std::chrono::milliseconds timeout);
 
