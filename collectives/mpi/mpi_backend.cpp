@@ -115,7 +115,8 @@ class MpiBackend final : public Backend {
   std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) override {
     const std::uint64_t sequence = group_->next_sequence++;
     if (options_.check_collectives) {
-      mpi_detail::exchange_fingerprints(runtime_, *group_, fingerprint, sequence, options_.timeout);
+      mpi_detail::exchange_fingerprints(runtime_, *group_, fingerprint, sequence,
+                                        runtime_.next_operation(), call_site(), options_.timeout);
     }
     return sequence;
   }

@@ -2,12 +2,14 @@
 // run_on_mpi as `ranklab run --backend mpi` runs its programs. The job must end with the
 // emulator's exit code and its report printed by rank 0, whichever process found the failure.
 // Before the run, rank 0 prints "emulator: " and the culprit line the emulator gives for the
-// same program, for the script to compare.
+// same program (and "emulator table: " and each line of a collective mismatch's table), for
+// the script to compare.
 //
 //   mpi_job_test CASE [TIMEOUT_MS [ALGO]]   TIMEOUT_MS: MpiOptions::timeout, 60000 by default;
 //                                           ALGO: direct (default) or mpi (MPI's collectives)
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -116,6 +118,15 @@ int main(int argc, char** argv) {
     const ranklab::RunReport report = cluster.run(it->second.program);
     std::printf("emulator: exit %d %s\n", ranklab::exit_code(report.status),
                 ranklab::culprit_line(report.culprit).c_str());
+    // A collective mismatch's table, line by line, for the script to compare.
+    if (report.culprit.kind == "collective-mismatch") {
+      std::size_t from = 0;
+      while (from < report.details.size()) {
+        const std::size_t to = std::min(report.details.find('\n', from), report.details.size());
+        std::printf("emulator table: %s\n", report.details.substr(from, to - from).c_str());
+        from = to + 1;
+      }
+    }
     std::fflush(stdout);
   }
   const ranklab::MpiRun run = ranklab::run_on_mpi(session, {}, it->second.program);

@@ -15,7 +15,8 @@ fail() {
 }
 
 # check CASE NP WANT_CODE [TIMEOUT_MS]: rank 0 prints the emulator's culprit line, then the
-# job's, identical; the job exits WANT_CODE (the emulator's too).
+# job's, identical (and a collective mismatch's table, identical); the job exits WANT_CODE
+# (the emulator's too).
 check() {
   local name=$1 np=$2 want=$3 timeout_ms=${4:-60000}
   local out code emulator mine
@@ -29,6 +30,15 @@ check() {
   mine=$(grep -F '[1,0]<stdout>:culprit (' <<<"$out" | sed 's/^\[1,0\]<stdout>://')
   [ -n "$emulator" ] && [ "$mine" = "$emulator" ] ||
     fail "$name: rank 0 printed '$mine', the emulator '$emulator'; output:"$'\n'"$out"
+  # A collective mismatch's table too, line by line (every member's call and op #).
+  local want_table got_table
+  want_table=$(grep -F '[1,0]<stdout>:emulator table: ' <<<"$out" | sed 's/^.*emulator table: //')
+  if [ -n "$want_table" ]; then
+    got_table=$(grep -F '[1,0]<stdout>:' <<<"$out" | sed 's/^\[1,0\]<stdout>://' |
+                sed -n '/^collective mismatch in /,/^first rank that differs/p')
+    [ "$got_table" = "$want_table" ] ||
+      fail "$name: rank 0's table differs from the emulator's:"$'\n'"$got_table"$'\n'"$want_table"
+  fi
   if grep -qE '^\[1,[1-9][0-9]*\]<stdout>:culprit' <<<"$out"; then
     fail "$name: a rank other than 0 printed the report:"$'\n'"$out"
   fi

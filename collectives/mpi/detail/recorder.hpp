@@ -34,6 +34,8 @@ class Recorder {
   /// known at post (op, group, peer, tag, dtype, count, root, reduce op, hash of a send or
   /// a collective's input). Returns its rank_seq. A send's clock and id are set here.
   std::uint64_t post(TraceEvent event);
+  /// The rank_seq the next post gets.
+  std::uint64_t next_rank_seq() const { return next_seq_; }
   /// A posted send's header.
   MessageHeader header_of(std::uint64_t rank_seq) const;
   /// A receive completed with what it matched.

@@ -119,6 +119,10 @@ class Runtime {
   /// Numbers this process's next operation when not recording (the recorder numbers them
   /// otherwise): the `op #` a mismatch report names, as the emulator's rank_seq.
   std::uint64_t count_operation() { return next_operation_++; }
+  /// The number this process's next operation gets (recording or not).
+  std::uint64_t next_operation() const {
+    return recorder_ ? recorder_->next_rank_seq() : next_operation_;
+  }
 
   /// A failing process's report to rank 0 (job_ending.cpp): `report` is what rank 0 prints,
   /// `exit_code` what the job ends with. Non-blocking; the request is kept for report_sent().
