@@ -22,6 +22,10 @@ Sections (--only picks some):
   dense      the dense forward+backward vs Eigen's FLOP rate, default and -march=native
   replay     `ranklab replay` events per second (replay_bench, once)
   explore    `ranklab explore` schedules per second, where the build has that command
+  mpi        the MPI backend (issue 12 §6), 8 processes: all_reduce of 1, 1 Ki and 1 Mi floats
+             (mpi_allreduce_bench, --algo mpi and direct) vs the same in-place MPI_Allreduce on
+             raw Open MPI (bench/peers/mpi_allreduce.c), and the seed step (mpi_step_bench) vs
+             PyTorch Gloo on 8 processes; every job through tests/mpi/mpirun.sh
 Python 3 standard library only.
 """
 import argparse
@@ -41,11 +45,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_DIR = os.path.normpath(os.path.join(ROOT, "..", "shared", "reference", "torch"))
 MPI_DIR = os.path.normpath(os.path.join(ROOT, "..", "shared", "bench", "mpi"))
 PYTHON = "/usr/bin/python3"  # Debian's, which has torch (README of the reference)
-SECTIONS = ["step", "allreduce", "scale", "algorithms", "dense", "replay", "explore"]
+SECTIONS = ["step", "allreduce", "scale", "mpi", "algorithms", "dense", "replay", "explore"]
+# The MPI jobs' launcher: oversubscribed, unbound, copy-in/copy-out shared memory (works in
+# containers without ptrace rights), --allow-run-as-root when root; the same for both sides.
+MPIRUN_SH = os.path.join(ROOT, "tests", "mpi", "mpirun.sh")
 
 # all_reduce sizes in floats, with the iterations the peers' program runs for each (as
 # ../shared/bench/mpi/run_*.sh: 1000 for small sizes, 50 for 1 Mi; 5 for 16 Mi).
 ALLREDUCE_SIZES = {1: (1000, 100), 1024: (1000, 100), 1048576: (50, 5), 16777216: (5, 1)}
+# The MPI section's sizes in floats, with the timed iterations of both sides for each.
+MPI_SIZES = {1: 1000, 1024: 1000, 1048576: 50}
+MPI_STEPS = 200  # mpi_step_bench's timed steps per run
 SCALE_WORLDS = [8, 64, 512, 4096]
 SCALE_RANKLAB_ONLY = [65536]
 
@@ -153,6 +163,14 @@ class Compare:
             f.write("".join(f"node-{i}\n" for i in range(4096)))
         self.mpi = mpi
 
+    def build_mpi_peer(self):
+        """The raw Open MPI side of the mpi section (bench/peers/mpi_allreduce.c)."""
+        self.mpi_raw = os.path.join(self.work, "mpi_allreduce_raw")
+        cmd = ["mpicc", "-O2", "-o", self.mpi_raw,
+               os.path.join(ROOT, "bench", "peers", "mpi_allreduce.c")]
+        if run(cmd, 300)["rc"] != 0:
+            sys.exit(f"compare: could not build the raw Open MPI peer: {' '.join(cmd)}")
+
     def smpirun(self, np_, program, args, tree):
         return ["smpirun", "-platform", f"{self.mpi}/cluster.xml", "-hostfile",
                 f"{self.mpi}/hosts", "-np", str(np_), "-no-privatize", program, *args,
@@ -203,6 +221,30 @@ class Compare:
                 r.pop("stdout")
                 self.add(f"scale/smpi/{n}", r)
 
+    def mpi(self, round_):
+        self.raw["mpi_steps"] = MPI_STEPS
+        mpirun = lambda program, *args: [MPIRUN_SH, "mpirun", "8", program, *map(str, args)]  # noqa: E731
+        for count, iters in MPI_SIZES.items():
+            for algo in ("mpi", "direct"):
+                r = run(mpirun(self.bin("bench", "mpi_allreduce_bench"), count, iters, algo), 600)
+                r.update(parse_results(r["stdout"]))
+                r.pop("stdout")
+                self.add(f"mpi/allreduce/ranklab_{algo}/{count}", r)
+            r = run(mpirun(self.mpi_raw, count, iters), 600)
+            r.update(parse_results(r["stdout"]))
+            r.pop("stdout")
+            self.add(f"mpi/allreduce/raw/{count}", r)
+        for algo in ("direct", "mpi"):
+            r = run(mpirun(self.bin("bench", "mpi_step_bench"), MPI_STEPS, algo), 600)
+            r.update(parse_results(r["stdout"]))
+            r.pop("stdout")
+            self.add(f"mpi/step/ranklab_{algo}", r)
+        r = run([PYTHON, os.path.join(TORCH_DIR, "parallel_reference.py"), "--mode", "hybrid",
+                 "--steps", "30", "--backend", "gloo"], 600, cwd=self.work)
+        r.update(parse_torch(r["stdout"]))
+        r["stdout"] = r["stdout"][-3000:]
+        self.add("mpi/step/torch_gloo", r)
+
     def algorithms(self, round_):
         r = gbench(self.bin("bench", "emulator_bench"),
                    "BM_(AllReduce|Broadcast|Reduce)/threads:[12]/count:[0-9]+/world:8/|BM_Memcpy",
@@ -240,8 +282,10 @@ class Compare:
                 sys.exit(f"compare: unknown section '{name}' (known: {', '.join(SECTIONS)})")
         if {"allreduce", "scale"} & set(wanted):
             self.build_peers()
+        if "mpi" in wanted:
+            self.build_mpi_peer()
         # Compared sections alternate the sides in each round; the others run once.
-        alternating = [s for s in wanted if s in ("step", "allreduce", "scale")]
+        alternating = [s for s in wanted if s in ("step", "allreduce", "scale", "mpi")]
         once = [s for s in wanted if s not in alternating]
         start = time.monotonic()
         for round_ in range(self.args.rounds):
@@ -284,6 +328,20 @@ def parse_mpi(text):
     fields = dict(re.findall(r"(\w+)=([^\s]+)", m.group(0)))
     return {"real_med_us": float(fields["real_med_us"]),
             "real_mean_us": float(fields["real_mean_us"]), "iters": int(fields["iters"])}
+
+
+def parse_results(text):
+    """Every RESULT line of an MPI benchmark, by its op: {op: {field: number or text}}."""
+    results = {}
+    for line in re.findall(r"^RESULT .*", text, re.M):
+        fields = dict(re.findall(r"(\w+)=([^\s]+)", line))
+        for key, value in fields.items():
+            try:
+                fields[key] = float(value)
+            except ValueError:
+                pass
+        results[fields.pop("op")] = fields
+    return {"results": results}
 
 
 def now_utc():

@@ -19,6 +19,15 @@ foreach(module traces comm emulator collectives model)
     FILES_MATCHING PATTERN "*.hpp")
 endforeach()
 install(EXPORT ranklabTargets NAMESPACE ranklab:: DESTINATION ${RANKLAB_INSTALL_CMAKEDIR})
+# ranklab::mpi in an export set of its own, which the config file loads only when Open MPI is
+# found (find_package(ranklab COMPONENTS mpi) requires it): a consumer without MPI still gets
+# the rest. Its headers are collectives/mpi/, installed with collectives/ below.
+if(TARGET ranklab_mpi)
+  install(TARGETS ranklab_mpi EXPORT ranklabMpiTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT ranklabMpiTargets NAMESPACE ranklab:: DESTINATION ${RANKLAB_INSTALL_CMAKEDIR})
+endif()
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ranklabConfig.cmake.in
   ${PROJECT_BINARY_DIR}/ranklabConfig.cmake INSTALL_DESTINATION ${RANKLAB_INSTALL_CMAKEDIR})

@@ -12,16 +12,19 @@ endif()
 
 set(RANKLAB_HAVE_MPI OFF)
 if(NOT _ranklab_mpi STREQUAL "OFF")
-  # FindMPI's C component needs the C language; the backend itself is C++ over the C API.
-  enable_language(C)
-  find_package(MPI COMPONENTS C)
+  # The backend is C++ over MPI's C API: FindMPI's CXX component without the deprecated C++
+  # bindings, so that neither ranklab nor a find_package(ranklab) consumer needs the C language.
+  set(MPI_CXX_SKIP_MPICXX ON)
+  find_package(MPI COMPONENTS CXX)
   set(_ranklab_open_mpi OFF)
-  if(MPI_C_FOUND)
+  if(MPI_CXX_FOUND)
     # Only Open MPI is supported (its error classes, MPI_Comm_create_group, mpirun flags).
-    include(CheckSymbolExists)
-    set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
-    check_symbol_exists(OMPI_MAJOR_VERSION mpi.h RANKLAB_OPEN_MPI_HEADER)
+    include(CheckCXXSymbolExists)
+    set(CMAKE_REQUIRED_INCLUDES ${MPI_CXX_INCLUDE_DIRS})
+    set(CMAKE_REQUIRED_DEFINITIONS -DOMPI_SKIP_MPICXX=1)
+    check_cxx_symbol_exists(OMPI_MAJOR_VERSION mpi.h RANKLAB_OPEN_MPI_HEADER)
     unset(CMAKE_REQUIRED_INCLUDES)
+    unset(CMAKE_REQUIRED_DEFINITIONS)
     set(_ranklab_open_mpi ${RANKLAB_OPEN_MPI_HEADER})
   endif()
   if(_ranklab_open_mpi AND MPIEXEC_EXECUTABLE)

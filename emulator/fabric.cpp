@@ -8,6 +8,7 @@
 #include "emulator/detail/copy_bytes.hpp"
 #include "emulator/detail/fabric_state.hpp"
 #include "comm/errors.hpp"
+#include "comm/message_mismatch.hpp"
 #include "traces/hash.hpp"
 
 namespace ranklab {
@@ -207,25 +208,18 @@ void Fabric::match_or_queue_recv(const std::shared_ptr<Operation>& recv) {
 std::string Fabric::describe_pair_mismatch(const Operation& send, const Operation& recv,
                                            std::string_view reason) const {
   const Group& g = *send.group;
-  return fmt::format(
-      "message mismatch in {}: rank {} (op #{}) sends {} x {} to rank {} tag {}; rank {} (op #{}) "
-      "receives into {} x {} from {} tag {}: {}",
-      g.name(), send.rank, send.rank_seq, send.send_data.count, to_string(send.send_data.dtype),
-      recv.rank, send.tag, recv.rank, recv.rank_seq, recv.recv_data.count,
-      to_string(recv.recv_data.dtype),
-      recv.peer == kAnySource ? std::string("any source")
-                              : fmt::format("rank {}", g.global_rank(recv.peer)),
-      recv.tag == kAnyTag ? std::string("any") : std::to_string(recv.tag), reason);
+  return describe_message_mismatch(
+      g.name(), {send.rank, send.rank_seq, send.send_data.count, send.send_data.dtype}, send.tag,
+      {recv.rank, recv.rank_seq, recv.recv_data.count, recv.recv_data.dtype},
+      recv.peer == kAnySource ? kAnySource : g.global_rank(recv.peer), recv.tag, reason);
 }
 
 void Fabric::deliver(Operation& send, Operation& recv) {
   send.matched = recv.matched = true;
-  const char* reason = nullptr;
-  if (send.send_data.dtype != recv.recv_data.dtype) {
-    reason = "the element types differ";
-  } else if (send.send_data.count > recv.recv_data.count) {
-    reason = "the receive buffer is smaller than the message";
-  }
+  const char* reason = message_mismatch_reason({.count = send.send_data.count,
+                                                .dtype = send.send_data.dtype},
+                                               {.count = recv.recv_data.count,
+                                                .dtype = recv.recv_data.dtype});
   if (reason != nullptr) {
     auto error = std::make_exception_ptr(MismatchError(describe_pair_mismatch(send, recv, reason)));
     recv.error = error;

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "emulator/detail/collective_exec.hpp"
-#include "emulator/detail/mismatch_table.hpp"
+#include "comm/mismatch_table.hpp"
 #include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "traces/hash.hpp"

@@ -14,7 +14,7 @@
 #include "comm/call_site.hpp"
 #include "comm/collective_args.hpp"
 #include "comm/fingerprint.hpp"
-#include "emulator/group.hpp"
+#include "comm/group.hpp"
 #include "emulator/request.hpp"
 #include "traces/event.hpp"
 

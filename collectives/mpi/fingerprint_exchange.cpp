@@ -2,20 +2,23 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
+#include "collectives/mpi/detail/gather_strings.hpp"
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "comm/call_site.hpp"
-#include "emulator/detail/mismatch_table.hpp"
+#include "comm/mismatch_table.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
-#include "emulator/group.hpp"
+#include "comm/group.hpp"
 
 namespace ranklab::mpi_detail {
 namespace {
 
 // A fingerprint as fixed-size bytes, for MPI_Allgather.
 struct WireFingerprint {
+  std::uint64_t rank_seq = 0;  ///< the member's op # for the call
   std::uint64_t count = 0;
   std::int32_t root = 0;
   std::uint8_t op = 0;
@@ -53,19 +56,54 @@ CollectiveFingerprint from_wire(const WireFingerprint& w) {
   return f;
 }
 
-// A member's row in the mismatch table.
+// A member's row in the mismatch table; its site points into `file` and `function`, so a
+// row is never moved once its site is set.
 struct Posted {
   CollectiveFingerprint fingerprint;
   std::uint64_t rank_seq = 0;
-  SourceSite site;  ///< unknown: the exchange carries fingerprints, not call sites
+  std::string file;
+  std::string function;
+  SourceSite site;
 };
+
+// A call site as bytes: FILE \0 LINE \0 FUNCTION \0 LABEL, each empty when unknown; the
+// compiler's own spelling, so the table shortens it as the emulator's does.
+std::string encode_site(const SourceSite& site) {
+  std::string out = site.file ? site.file : "";
+  out += '\0';
+  out += std::to_string(site.line);
+  out += '\0';
+  out += site.function ? site.function : "";
+  out += '\0';
+  if (site.label) out += *site.label;
+  return out;
+}
+
+void decode_site(const std::string& bytes, Posted& row) {
+  std::vector<std::string> fields;
+  std::size_t from = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t to = std::min(bytes.find('\0', from), bytes.size());
+    fields.push_back(bytes.substr(from, to - from));
+    from = std::min(to + 1, bytes.size());
+  }
+  const std::string label = bytes.substr(from);
+  row.file = fields[0];
+  row.function = fields[2];
+  row.site.file = row.file.empty() ? nullptr : row.file.c_str();
+  row.site.line = static_cast<std::uint32_t>(std::strtoul(fields[1].c_str(), nullptr, 10));
+  row.site.function = row.function.empty() ? nullptr : row.function.c_str();
+  row.site.label = label.empty() ? nullptr : intern_label(label);
+}
 
 }  // namespace
 
 void exchange_fingerprints(Runtime& runtime, const GroupState& group,
                            const CollectiveFingerprint& fingerprint, std::uint64_t sequence,
+                           std::uint64_t rank_seq, const SourceSite& site,
                            std::chrono::milliseconds timeout) {
-  const WireFingerprint mine = to_wire(fingerprint);
+  WireFingerprint mine = to_wire(fingerprint);
+  mine.rank_seq = rank_seq;
   std::vector<WireFingerprint> all(group.ranks.size());
   const auto what = [&] {
     return fmt::format("rank {}: --check-collectives exchange of {} collective #{}",
@@ -88,10 +126,14 @@ void exchange_fingerprints(Runtime& runtime, const GroupState& group,
   bool agree = true;
   const CollectiveFingerprint first = from_wire(all.front());
   for (std::size_t i = 0; i < all.size(); ++i) {
-    rows[i] = Posted{from_wire(all[i]), sequence};
+    rows[i] = Posted{from_wire(all[i]), all[i].rank_seq};
     agree = agree && rows[i]->fingerprint == first;
   }
   if (agree) return;
+  // Every member found the same disagreement, so all of them get here: their call sites
+  // travel only now, keeping the agreeing path to one small all_gather.
+  const std::vector<std::string> sites = all_gather_strings(group.internal, encode_site(site));
+  for (std::size_t i = 0; i < rows.size(); ++i) decode_site(sites[i], *rows[i]);
   const Group named(0, group.name, group.ranks);
   int culprit = -1;
   std::string sentence;

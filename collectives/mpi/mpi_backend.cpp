@@ -38,54 +38,52 @@ class MpiBackend final : public Backend {
   Work isend(ConstBuffer data, int dst, int tag) override {
     RANKLAB_CHECK(dst >= 0 && dst < size(), "rank {}: send to rank {}, outside group {} of {} ranks",
                   runtime_.world_rank(), dst, name(), size());
-    const mpi_detail::MessageInfo info{.receive = false, .dtype = data.dtype, .count = data.count,
-                                       .peer = dst, .tag = tag, .group = group_.get(),
-                                       .timeout = options_.timeout};
-    MPI_Request request = MPI_REQUEST_NULL;
+    mpi_detail::MessageInfo info{.receive = false, .dtype = data.dtype, .count = data.count,
+                                 .peer = dst, .tag = tag, .group = group_.get(),
+                                 .timeout = options_.timeout};
+    mpi_detail::WireHeader header{.dtype = static_cast<std::uint8_t>(data.dtype),
+                                  .count = data.count};
     if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
-      auto recording = std::make_unique<mpi_detail::Recording>();
       TraceEvent event = point_to_point_event(OpKind::send, dst, tag, data.dtype, data.count);
       event.hash = payload_hash(data.as_bytes());
       event.has_hash = true;
-      recording->rank_seq = recorder->post(std::move(event));
-      const mpi_detail::MessageHeader header = recorder->header_of(recording->rank_seq);
-      recording->staging.resize(mpi_detail::kHeaderBytes + data.bytes());
-      std::memcpy(recording->staging.data(), &header, mpi_detail::kHeaderBytes);
-      if (data.bytes() > 0) {
-        std::memcpy(recording->staging.data() + mpi_detail::kHeaderBytes, data.data, data.bytes());
-      }
-      const int code = post_send(recording->staging.data(), recording->staging.size(), data.bytes(),
-                                 dst, tag, &request);
-      return finish_post(code, request, info, std::move(recording));
+      info.op = recorder->post(std::move(event));
+      info.recorded = true;
+      header.message = recorder->header_of(info.op);
+    } else {
+      info.op = runtime_.count_operation();
+      header.message.sender_seq = info.op;
     }
-    const int code = post_send(data.data, data.bytes(), data.bytes(), dst, tag, &request);
-    return finish_post(code, request, info);
+    auto work = std::make_unique<mpi_detail::MessageWork>(runtime_, info, header, data);
+    mpi_detail::WireBuffer& wire = work->wire();
+    // MPI_Isend or, above the eager size, MPI_Issend (MpiOptions::eager_bytes).
+    const auto post = data.bytes() > options_.eager_bytes ? MPI_Issend : MPI_Isend;
+    const int code =
+        post(wire.address(), wire.count(), wire.type(), dst, tag, comm_of(tag), work->request());
+    return finish_post(code, info, std::move(work));
   }
 
   Work irecv(MutableBuffer data, int src, int tag) override {
     RANKLAB_CHECK(src == kAnySource || (src >= 0 && src < size()),
                   "rank {}: recv from rank {}, outside group {} of {} ranks",
                   runtime_.world_rank(), src, name(), size());
-    const mpi_detail::MessageInfo info{.receive = true, .dtype = data.dtype, .count = data.count,
-                                       .peer = src, .tag = tag, .group = group_.get(),
-                                       .timeout = options_.timeout};
+    mpi_detail::MessageInfo info{.receive = true, .dtype = data.dtype, .count = data.count,
+                                 .peer = src, .tag = tag, .group = group_.get(),
+                                 .timeout = options_.timeout};
+    if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
+      info.op = recorder->post(point_to_point_event(OpKind::recv, src, tag, data.dtype, data.count));
+      info.recorded = true;
+    } else {
+      info.op = runtime_.count_operation();
+    }
     // kAnyTag matches user tags only: the algorithms' messages travel on another communicator.
     const int source = src == kAnySource ? MPI_ANY_SOURCE : src;
     const int mpi_tag = tag == kAnyTag ? MPI_ANY_TAG : tag;
-    MPI_Request request = MPI_REQUEST_NULL;
-    if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
-      auto recording = std::make_unique<mpi_detail::Recording>();
-      recording->rank_seq = recorder->post(
-          point_to_point_event(OpKind::recv, src, tag, data.dtype, data.count));
-      recording->staging.resize(mpi_detail::kHeaderBytes + data.bytes());
-      recording->user = data;
-      const int code = MPI_Irecv(recording->staging.data(), bytes(recording->staging.size()),
-                                 MPI_BYTE, source, mpi_tag, comm_of(tag), &request);
-      return finish_post(code, request, info, std::move(recording));
-    }
-    const int code = MPI_Irecv(data.data, bytes(data.bytes()), MPI_BYTE, source, mpi_tag,
-                               comm_of(tag), &request);
-    return finish_post(code, request, info);
+    auto work = std::make_unique<mpi_detail::MessageWork>(runtime_, info, data);
+    mpi_detail::WireBuffer& wire = work->wire();
+    const int code = MPI_Irecv(wire.address(), wire.count(), wire.type(), source, mpi_tag,
+                               comm_of(tag), work->request());
+    return finish_post(code, info, std::move(work));
   }
 
   Work native_collective(const CollectiveArgs& args) override {
@@ -98,8 +96,10 @@ class MpiBackend final : public Backend {
   void native_collective_blocking(const CollectiveArgs& args) override {
     std::int64_t rank_seq = -1;
     auto plan = prepare(args, rank_seq);
-    // A blocked process cannot advance its other staged calls, and cannot time out.
-    if (runtime_.idle() && options_.timeout.count() == 0) {
+    // MPI's own collective, called as a program calls it when nothing else is in flight and
+    // nothing times out (a blocked process cannot advance other staged calls, nor time
+    // out). Every other call waits in Runtime::wait_until, which naps in long waits.
+    if (options_.library_collectives && runtime_.idle() && options_.timeout.count() == 0) {
       runtime_.run_blocking(*plan);
       if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
         recorder->complete(static_cast<std::uint64_t>(rank_seq));
@@ -115,7 +115,8 @@ class MpiBackend final : public Backend {
   std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) override {
     const std::uint64_t sequence = group_->next_sequence++;
     if (options_.check_collectives) {
-      mpi_detail::exchange_fingerprints(runtime_, *group_, fingerprint, sequence, options_.timeout);
+      mpi_detail::exchange_fingerprints(runtime_, *group_, fingerprint, sequence,
+                                        runtime_.next_operation(), call_site(), options_.timeout);
     }
     return sequence;
   }
@@ -153,6 +154,8 @@ class MpiBackend final : public Backend {
       event.has_hash = args.op != OpKind::barrier;
       event.hash = event.has_hash ? payload_hash(args.input.as_bytes()) : 0;
       rank_seq = static_cast<std::int64_t>(recorder->post(std::move(event)));
+    } else {
+      runtime_.count_operation();
     }
     return mpi_detail::make_plan(*group_, args, signature, library);
   }
@@ -171,32 +174,18 @@ class MpiBackend final : public Backend {
     return event;
   }
 
-  // MPI_Isend or, above the eager size, MPI_Issend (MpiOptions::eager_bytes). `payload` is
-  // the user's bytes (a recorded message sends a header too).
-  int post_send(const void* data, std::size_t n, std::size_t payload, int dst, int tag,
-                MPI_Request* request) {
-    // MPI only reads the buffer; its C API predates const.
-    void* buffer = const_cast<void*>(data);
-    return payload > options_.eager_bytes
-               ? MPI_Issend(buffer, bytes(n), MPI_BYTE, dst, tag, comm_of(tag), request)
-               : MPI_Isend(buffer, bytes(n), MPI_BYTE, dst, tag, comm_of(tag), request);
-  }
-
   MPI_Comm comm_of(int tag) const {
     return tag >= kFirstReservedTag ? group_->internal : group_->user;
   }
 
-  int bytes(std::size_t n) const { return mpi_detail::mpi_count(n, "a message"); }
-
-  Work finish_post(int code, MPI_Request request, const mpi_detail::MessageInfo& info,
-                   std::unique_ptr<mpi_detail::Recording> recording = nullptr) {
+  Work finish_post(int code, const mpi_detail::MessageInfo& info,
+                   std::unique_ptr<mpi_detail::MessageWork> work) {
     if (code != MPI_SUCCESS) {
       mpi_detail::throw_mpi_error(
           code, fmt::format("rank {}: {} rank {} tag {} in {}", runtime_.world_rank(),
                             info.receive ? "recv from" : "send to", info.peer, info.tag, name()));
     }
-    return Work(std::make_unique<mpi_detail::MessageWork>(runtime_, request, info,
-                                                          std::move(recording)));
+    return Work(std::move(work));
   }
 
   Runtime& runtime_;

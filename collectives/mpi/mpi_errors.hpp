@@ -1,5 +1,6 @@
-// The MPI backend's own error: a collective mismatch that every member of the call found at
-// once (--check-collectives), so one of them can report it for all.
+// The MPI backend's own errors: a collective mismatch that every member of the call found at
+// once (--check-collectives), so one of them can report it for all; and, at rank 0, another
+// process's failure report.
 #pragma once
 
 #include <string>
@@ -22,6 +23,21 @@ class CollectiveMismatchError : public MismatchError {
  private:
   std::string sentence_;
   bool reporter_;
+};
+
+/// At rank 0: another process's program failed and sent its report (rank 0 prints it, and
+/// the job ends with `exit_code`). Thrown from any wait of rank 0's program.
+class ReportedFailure : public Error {
+ public:
+  ReportedFailure(int from, int exit_code, std::string report)
+      : Error(std::move(report)), from_(from), exit_code_(exit_code) {}
+
+  int from() const { return from_; }
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int from_;
+  int exit_code_;
 };
 
 }  // namespace ranklab

@@ -1,12 +1,9 @@
 #include "collectives/mpi/mpi_run.hpp"
 
-#include <chrono>
-#include <cstdio>
-#include <thread>
-
 #include <fmt/format.h>
 
 #include "collectives/mpi/detail/gather_strings.hpp"
+#include "collectives/mpi/detail/job_ending.hpp"
 #include "collectives/mpi/detail/runtime.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
 #include "comm/errors.hpp"
@@ -21,48 +18,55 @@ struct Ending {
   std::string error;
 };
 
-// The program's failure other than a timeout: printed, and the job ended.
-[[noreturn]] void abort_job(int rank, RunStatus status, const std::string& error) {
-  const std::string host = MpiSession::host();
-  std::fflush(stdout);
-  std::fprintf(stdout, "rank %d on %s failed: %s\nculprit (%s): rank %d failed first: %s\n"
-               "result: rank %d failed: %s\n",
-               rank, host.c_str(), error.c_str(),
-               status == RunStatus::mismatch ? "mismatch" : "rank-failure", rank, error.c_str(),
-               rank, error.c_str());
-  std::fflush(stdout);
-  MpiSession::abort(exit_code(status));
+// The program's failure other than a timeout: reported to rank 0, and the job ended. A
+// message mismatch reads as the emulator's (both sides of the message, one line).
+[[noreturn]] void end_on_failure(mpi_detail::Runtime& runtime, RunStatus status,
+                                 const std::string& error) {
+  const int rank = runtime.world_rank();
+  std::string report;
+  if (status == RunStatus::mismatch && error.starts_with("message mismatch")) {
+    report = mpi_detail::failure_report(error, "message-mismatch", error, error);
+  } else {
+    report = mpi_detail::failure_report(
+        fmt::format("rank {} on {} failed: {}", rank, MpiSession::host(), error),
+        status == RunStatus::mismatch ? "mismatch" : "rank-failure",
+        fmt::format("rank {} failed first: {}", rank, error),
+        fmt::format("rank {} failed: {}", rank, error));
+  }
+  mpi_detail::end_job(runtime, exit_code(status), report);
 }
 
-// A mismatch every member of the call found: its reporter prints the emulator's report of
-// it, the others leave it the time to before they end the job.
-[[noreturn]] void abort_on_collective_mismatch(const CollectiveMismatchError& e) {
-  if (e.reporter()) {
-    const std::string table = e.what();
-    std::fflush(stdout);
-    std::fprintf(stdout, "%s\nculprit (collective-mismatch): %s\nresult: %s\n", table.c_str(),
-                 e.sentence().c_str(), table.substr(0, table.find('\n')).c_str());
-    std::fflush(stdout);
-  } else {
-    std::this_thread::sleep_for(std::chrono::seconds(2));
-  }
-  MpiSession::abort(exit_code(RunStatus::mismatch));
+// A mismatch every member of the call found: its reporter (the group's rank 0) has the
+// emulator's report of it sent to rank 0; rank 0, when a member, prints its own at once.
+[[noreturn]] void end_on_collective_mismatch(mpi_detail::Runtime& runtime,
+                                             const CollectiveMismatchError& e) {
+  const std::string table = e.what();
+  const std::string report = mpi_detail::failure_report(table, "collective-mismatch", e.sentence(),
+                                                        table.substr(0, table.find('\n')));
+  const int code = exit_code(RunStatus::mismatch);
+  if (runtime.world_rank() == 0) mpi_detail::print_and_end_job(code, report);
+  if (e.reporter()) mpi_detail::end_job(runtime, code, report);
+  mpi_detail::await_job_end(code);
 }
 
 Ending run_program(MpiSession& session, const MpiRunOptions& options,
                    const std::function<void(Communicator&)>& program) {
+  mpi_detail::Runtime& runtime = mpi_detail::Runtime::instance();
   try {
     Communicator world = session.world(options.algorithm);
     program(world);
     return {};
+  } catch (const ReportedFailure& e) {
+    // Rank 0, told while it waited: another process's program failed.
+    mpi_detail::print_and_end_job(e.exit_code(), e.what());
   } catch (const TimeoutError& e) {
     return {RankOutcome::State::deadlocked, RunStatus::deadlock, e.what()};
   } catch (const CollectiveMismatchError& e) {
-    abort_on_collective_mismatch(e);
+    end_on_collective_mismatch(runtime, e);
   } catch (const MismatchError& e) {
-    abort_job(session.rank(), RunStatus::mismatch, e.what());
+    end_on_failure(runtime, RunStatus::mismatch, e.what());
   } catch (const std::exception& e) {
-    abort_job(session.rank(), RunStatus::rank_failed, e.what());
+    end_on_failure(runtime, RunStatus::rank_failed, e.what());
   }
 }
 
@@ -105,8 +109,11 @@ MpiRun run_on_mpi(MpiSession& session, const MpiRunOptions& options,
   mpi_detail::Runtime& runtime = mpi_detail::Runtime::instance();
   if (options.record) session.record_trace();
   const Ending ending = run_program(session, options, program);
-  // Only timeouts get here with a failure: every process is out of its waits, so the end
-  // of the run can communicate (on a communicator no program message can be left on).
+  // Only timeouts get here with a failure. Another process may still fail and report it:
+  // rank 0 keeps polling for reports until every program has ended.
+  mpi_detail::await_programs_ended(runtime);
+  // Every process is out of its waits, so the end of the run can communicate (on a
+  // communicator no program message can be left on).
   const std::vector<std::string> endings = mpi_detail::gather_strings(runtime, ending.error);
   MpiRun run;
   if (options.record) run.trace = session.trace_of_job(options.trace_config);

@@ -8,8 +8,9 @@
 //     the pending operations included, to rank 0 (status deadlock, exit 3), which can write
 //     the trace for `ranklab replay` to diagnose on the emulator;
 //   - a rank throws anything else (a mismatch, a failed check, a bug): the others may be
-//     waiting for it forever, so it prints its error and the culprit line, and ends the job
-//     with MPI_Abort (exit 4 for a mismatch, 5 otherwise). No trace is written then.
+//     waiting for it forever, so it sends its report to rank 0, which prints it with the
+//     emulator's culprit line and ends the job with MPI_Abort (exit 4 for a mismatch, 5
+//     otherwise; detail/job_ending.hpp). No trace is written then.
 #pragma once
 
 #include <functional>

@@ -5,10 +5,10 @@
 // the emulator's; `direct` collectives reduce in ascending group rank like the emulator's
 // fabric, and MpiOptions::library_collectives calls MPI's own instead.
 //
-// Where the backends differ (README, "Running on Open MPI"): MPI does not check that the two
-// sides of a message agree on the element type (only that the message fits and is a whole
-// number of elements), and it blocks where the emulator would declare a deadlock, which
-// MpiOptions::timeout turns into TimeoutError.
+// Where the backends differ (README, "Running on Open MPI"): MPI blocks where the emulator
+// would declare a deadlock, which MpiOptions::timeout turns into TimeoutError, and collectives
+// are checked only with MpiOptions::check_collectives. Messages are checked as the fabric
+// checks them: each carries its sender's side (detail/wire_message.hpp).
 #pragma once
 
 #include <memory>

@@ -2,12 +2,12 @@
 
 #include <cstring>
 #include <exception>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "comm/errors.hpp"
+#include "comm/message_mismatch.hpp"
 #include "traces/hash.hpp"
 
 namespace ranklab::mpi_detail {
@@ -20,16 +20,15 @@ std::string tag_text(int tag) {
   return fmt::format("tag {}", tag);
 }
 
-// Polls `test` until it is true or `timeout` has passed.
+// Polls `test` until it is true or `timeout` has passed, as every wait polls.
 template <typename Test>
 bool poll_for(Runtime& runtime, std::chrono::milliseconds timeout, Test test) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!test()) {
-    runtime.progress();
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
+  bool done = false;
+  runtime.wait_until(
+      [&] { return (done = test()) || std::chrono::steady_clock::now() >= deadline; },
+      [] { return std::string(); }, std::chrono::milliseconds(0));
+  return done;
 }
 
 }  // namespace
@@ -40,43 +39,53 @@ std::string MessageWork::describe() const {
                      tag_text(info_.tag), info_.group->name, info_.count, to_string(info_.dtype));
 }
 
-std::size_t MessageWork::unpack(std::size_t bytes, const MPI_Status& status) {
-  if (bytes < kHeaderBytes) {
-    throw Error(fmt::format("{}: a message of {} bytes has no trace header: record on every "
-                            "process or on none",
-                            describe(), bytes));
+std::string MessageWork::check_match(const WireHeader& sent, const MPI_Status& status) const {
+  const GroupState& group = *info_.group;
+  const auto global = [&](int group_rank) { return group.ranks[static_cast<std::size_t>(group_rank)]; };
+  const MessageSide send{global(status.MPI_SOURCE), sent.message.sender_seq,
+                         static_cast<std::size_t>(sent.count), static_cast<DataType>(sent.dtype)};
+  const MessageSide recv{runtime_.world_rank(), info_.op, info_.count, info_.dtype};
+  const char* reason = message_mismatch_reason(send, recv);
+  if (reason == nullptr) return {};
+  return describe_message_mismatch(group.name, send, status.MPI_TAG, recv,
+                                   info_.peer == kAnySource ? kAnySource : global(info_.peer),
+                                   info_.tag, reason);
+}
+
+void MessageWork::complete_recv(int code, const MPI_Status& status) {
+  // A truncated message still brings its header (Open MPI delivers what fits), so a buffer
+  // too small is reported with both sides, as the emulator reports it.
+  int error_class = MPI_SUCCESS;
+  if (code != MPI_SUCCESS) MPI_Error_class(code, &error_class);
+  if (code != MPI_SUCCESS && error_class != MPI_ERR_TRUNCATE) throw_mpi_error(code, describe());
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  const std::size_t received = static_cast<std::size_t>(std::max(count, 0));
+  const WireHeader* sent = wire_.received_header(received);
+  if (sent == nullptr) {
+    throw Error(fmt::format("{}: a message of {} bytes without ranklab's header: every process "
+                            "of the job sends through ranklab's MPI backend",
+                            describe(), received));
   }
-  MessageHeader header;
-  std::memcpy(&header, recording_->staging.data(), kHeaderBytes);
-  const std::size_t payload = bytes - kHeaderBytes;
-  if (payload > 0) std::memcpy(recording_->user.data, recording_->staging.data() + kHeaderBytes, payload);
-  const std::size_t elem = size_of(info_.dtype);
-  runtime_.recorder()->complete_recv(
-      recording_->rank_seq, info_.group->ranks[static_cast<std::size_t>(status.MPI_SOURCE)],
-      status.MPI_TAG, payload / elem,
-      payload_hash({recording_->staging.data() + kHeaderBytes, payload}), header);
-  return payload;
+  if (std::string mismatch = check_match(*sent, status); !mismatch.empty()) {
+    throw MismatchError(std::move(mismatch));
+  }
+  check(code, [&] { return describe(); });
+  const std::span<const std::byte> payload = wire_.finish_recv(received);
+  if (info_.recorded) {
+    const int source = info_.group->ranks[static_cast<std::size_t>(status.MPI_SOURCE)];
+    runtime_.recorder()->complete_recv(info_.op, source, status.MPI_TAG, sent->count,
+                                       payload_hash(payload), sent->message);
+  }
+  status_ = RecvStatus{.source = status.MPI_SOURCE, .tag = status.MPI_TAG,
+                       .count = static_cast<std::size_t>(sent->count)};
 }
 
 void MessageWork::complete(int code, const MPI_Status& status) {
   done_ = true;
+  if (info_.receive) return complete_recv(code, status);
   check(code, [&] { return describe(); });
-  if (!info_.receive) {
-    if (recording_) runtime_.recorder()->complete(recording_->rank_seq);
-    return;
-  }
-  int received = 0;
-  MPI_Get_count(&status, MPI_BYTE, &received);
-  std::size_t bytes = static_cast<std::size_t>(received);
-  const std::size_t elem = size_of(info_.dtype);
-  const std::size_t payload = recording_ ? bytes - std::min(bytes, kHeaderBytes) : bytes;
-  if (payload % elem != 0) {
-    throw MismatchError(fmt::format("{}: rank {} sent {} bytes, not a whole number of {}",
-                                    describe(), status.MPI_SOURCE, payload,
-                                    to_string(info_.dtype)));
-  }
-  if (recording_) bytes = unpack(bytes, status);
-  status_ = RecvStatus{.source = status.MPI_SOURCE, .tag = status.MPI_TAG, .count = bytes / elem};
+  if (info_.recorded) runtime_.recorder()->complete(info_.op);
 }
 
 bool MessageWork::poll() {
@@ -89,23 +98,15 @@ bool MessageWork::poll() {
 }
 
 void MessageWork::close() {
-  if (recording_) runtime_.recorder()->close(recording_->rank_seq);
+  if (info_.recorded) runtime_.recorder()->close(info_.op);
 }
 
 void MessageWork::wait() {
   if (done_) return close();
-  if (runtime_.idle() && info_.timeout.count() == 0) {
-    // Nothing else to advance and no deadline: MPI's own wait is the fastest.
-    MPI_Status status;
-    const int code = MPI_Wait(&request_, &status);
-    close();
-    complete(code, status);
-    return;
-  }
   try {
     runtime_.wait_until([&] { return poll(); }, [&] { return describe(); }, info_.timeout);
   } catch (const TimeoutError&) {
-    if (recording_) runtime_.recorder()->mark_blocked(recording_->rank_seq);
+    if (info_.recorded) runtime_.recorder()->mark_blocked(info_.op);
     throw;
   }
   close();
@@ -125,7 +126,7 @@ bool MessageWork::test() {
 
 MessageWork::~MessageWork() {
   close();
-  if (done_) return;
+  if (done_ || request_ == MPI_REQUEST_NULL) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
@@ -136,7 +137,7 @@ MessageWork::~MessageWork() {
     // The run is failing (a timeout): the receiver may never come, so the send is left to
     // MPI (Open MPI cannot cancel sends) and its staging kept until the session ends.
     MPI_Request_free(&request_);
-    if (recording_) runtime_.keep_until_end(std::move(recording_->staging));
+    runtime_.keep_until_end(wire_.release_staging());
   } else {
     // MPI reads the caller's buffer until the send completes.
     MPI_Wait(&request_, MPI_STATUS_IGNORE);

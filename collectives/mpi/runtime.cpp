@@ -1,13 +1,15 @@
 #include "collectives/mpi/detail/runtime.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "collectives/mpi/detail/mpi_call.hpp"
+#include "collectives/mpi/mpi_errors.hpp"
 #include "comm/errors.hpp"
-#include "emulator/group.hpp"
+#include "comm/group.hpp"
 
 namespace ranklab::mpi_detail {
 namespace {
@@ -125,6 +127,7 @@ Runtime::Runtime() {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   groups_comm_ = duplicate(MPI_COMM_WORLD, "world");
   end_comm_ = duplicate(MPI_COMM_WORLD, "world");
+  report_comm_ = duplicate(MPI_COMM_WORLD, "world");
   world_ = std::make_shared<GroupState>();
   world_->name = "world";
   int rank = 0;
@@ -145,6 +148,7 @@ Runtime::~Runtime() {
   world_.reset();
   free_comm(&groups_comm_);
   free_comm(&end_comm_);
+  free_comm(&report_comm_);
   g_runtime = nullptr;
 }
 
@@ -193,6 +197,7 @@ std::shared_ptr<GroupState> Runtime::group(std::string_view kind,
 void Runtime::start_recording() {
   RANKLAB_CHECK(idle(), "record_trace with a collective in flight");
   recorder_ = std::make_unique<Recorder>(world_rank());
+  next_operation_ = 0;
   // A run starts here: collectives are numbered from 0 again, as on a fresh fabric, so the
   // algorithms' tags (tags.hpp) are the emulator's. Every process does it at the same point.
   world_->trace_index = -1;
@@ -224,16 +229,50 @@ void Runtime::run_blocking(CollectivePlan& plan) {
   if (plan.second) check(plan.second(/*blocking=*/true, nullptr), [&] { return plan.what; });
 }
 
+void Runtime::send_report(int exit_code, const std::string& report) {
+  report_.resize(sizeof exit_code + report.size());
+  std::memcpy(report_.data(), &exit_code, sizeof exit_code);
+  std::memcpy(report_.data() + sizeof exit_code, report.data(), report.size());
+  check(MPI_Isend(report_.data(), mpi_count(report_.size(), "a failure report"), MPI_BYTE, 0, 0,
+                  report_comm_, &report_request_),
+        [] { return std::string("sending the failure report to rank 0"); });
+}
+
+bool Runtime::report_sent() {
+  int flag = 0;
+  return MPI_Test(&report_request_, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag != 0;
+}
+
+void Runtime::check_reports() {
+  int flag = 0;
+  MPI_Status status;
+  if (MPI_Iprobe(MPI_ANY_SOURCE, 0, report_comm_, &flag, &status) != MPI_SUCCESS || !flag) return;
+  int bytes = 0;
+  MPI_Get_count(&status, MPI_BYTE, &bytes);
+  std::vector<char> message(static_cast<std::size_t>(bytes));
+  check(MPI_Recv(message.data(), bytes, MPI_BYTE, status.MPI_SOURCE, 0, report_comm_,
+                 MPI_STATUS_IGNORE),
+        [&] { return fmt::format("receiving rank {}'s failure report", status.MPI_SOURCE); });
+  int exit_code = 0;
+  if (message.size() < sizeof exit_code) {
+    throw Error(fmt::format("rank {} sent a failure report of {} bytes", status.MPI_SOURCE, bytes));
+  }
+  std::memcpy(&exit_code, message.data(), sizeof exit_code);
+  throw ReportedFailure(status.MPI_SOURCE, exit_code,
+                        std::string(message.begin() + sizeof exit_code, message.end()));
+}
+
 void Runtime::progress() {
+  if (world_->rank == 0) check_reports();
   if (staged_.empty()) return;
   // In call order, so that second stages start in call order within a pass.
   for (const auto& staged : staged_) staged->advance();
   std::erase_if(staged_, [](const auto& staged) { return staged->done(); });
 }
 
-bool Runtime::timed_out_after_yield(std::chrono::steady_clock::time_point start,
-                                    std::chrono::milliseconds timeout) {
-  std::this_thread::yield();
+bool Runtime::pause_timed_out(std::chrono::steady_clock::time_point start,
+                              std::chrono::milliseconds timeout) {
+  std::this_thread::sleep_for(kNap);
   return timeout.count() > 0 && std::chrono::steady_clock::now() - start > timeout;
 }
 

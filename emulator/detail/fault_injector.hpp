@@ -10,7 +10,7 @@
 
 #include "comm/buffer.hpp"
 #include "emulator/faults.hpp"
-#include "emulator/group.hpp"
+#include "comm/group.hpp"
 
 namespace ranklab::detail {
 

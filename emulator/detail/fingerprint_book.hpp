@@ -11,7 +11,7 @@
 
 #include "comm/call_site.hpp"
 #include "comm/fingerprint.hpp"
-#include "emulator/group.hpp"
+#include "comm/group.hpp"
 
 namespace ranklab::detail {
 

@@ -17,4 +17,6 @@ endif()
 step(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BUILD} -DCMAKE_PREFIX_PATH=${PREFIX}
      -DCMAKE_BUILD_TYPE=Release ${consumer_flags})
 step(${CMAKE_COMMAND} --build ${CONSUMER_BUILD})
-step(${CONSUMER_BUILD}/consumer)
+# LAUNCHER: what runs the consumer, '|'-separated (tests/mpi: mpirun.sh MPIEXEC NP).
+string(REPLACE "|" ";" launcher "${LAUNCHER}")
+step(${launcher} ${CONSUMER_BUILD}/consumer)

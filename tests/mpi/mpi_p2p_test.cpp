@@ -1,11 +1,12 @@
 // Point-to-point semantics on Open MPI, and the failures the backend turns into ranklab's
 // exceptions: any-source and any-tag receives with their status, wildcard receives that
-// never take a collective's message, truncated and ragged messages, fingerprint mismatches
-// (--check-collectives) and timeouts.
+// never take a collective's message, messages whose two sides disagree (reported as the
+// emulator reports them), fingerprint mismatches (--check-collectives) and timeouts.
 #include <gtest/gtest.h>
 
 #include <gmock/gmock.h>
 
+#include "collectives/cluster.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
 #include "comm/errors.hpp"
 #include "tests/mpi/mpi_test_support.hpp"
@@ -65,26 +66,124 @@ TEST(MpiP2p, WildcardReceiveNeverTakesACollectivesMessage) {
   world.barrier();
 }
 
-//! A message larger than the receive buffer fails the receiver with MismatchError; one that
-//! is not a whole number of the receiver's elements too.
-TEST(MpiP2p, TruncatedAndRaggedMessagesAreMismatches) {
+// Rank 0 sends `sent` elements of S to rank 1 (tag 7), which receives into `capacity`
+// elements of R: a mismatch when the types or sizes disagree.
+template <typename S, typename R>
+void send_into(Communicator& comm, std::size_t sent, std::size_t capacity) {
+  if (comm.rank() == 0) {
+    const std::vector<S> out(sent, S{1});
+    comm.send(std::span<const S>(out), 1, 7);
+  } else if (comm.rank() == 1) {
+    std::vector<R> in(capacity);
+    comm.recv(std::span(in), 0, 7);
+  }
+}
+
+// The emulator's one line for `program` on two ranks, which must end with a message mismatch.
+std::string emulator_line(const std::function<void(Communicator&)>& program) {
+  Cluster cluster({.world_size = 2});
+  const RunReport report = cluster.run(program);
+  EXPECT_EQ(report.status, RunStatus::mismatch) << report.summary;
+  EXPECT_EQ(report.culprit.kind, "message-mismatch");
+  return report.culprit.text;
+}
+
+// What rank 1's receive throws on MPI for `program` (numbered from 0 as a run: the
+// recording restarts the numbering); empty on the other ranks.
+std::string mpi_line(const std::function<void(Communicator&)>& program) {
+  session().record_trace();
+  std::string line;
+  {
+    Communicator world = session().world();
+    try {
+      if (world.size() >= 2) program(world);
+    } catch (const MismatchError& e) {
+      line = e.what();
+    }
+  }
+  (void)session().trace_of_job({});
+  return line;
+}
+
+//! The two sides of a message disagree: the receiver's MismatchError is the emulator's line,
+//! both sides named (types first, then size; a float sent into a double buffer of the same
+//! bytes is caught, which MPI alone does not see).
+TEST(MpiP2p, MismatchedMessagesReadAsTheEmulatorReportsThem) {
+  if (session().size() < 2) GTEST_SKIP() << "needs two ranks";
+  const std::vector<std::function<void(Communicator&)>> programs = {
+      [](Communicator& c) { send_into<float, double>(c, 4, 2); },   // same bytes, other type
+      [](Communicator& c) { send_into<float, double>(c, 4, 4); },   // fits, other type
+      [](Communicator& c) { send_into<std::int32_t, std::int32_t>(c, 10, 5); },  // too large
+      [](Communicator& c) { send_into<std::uint8_t, float>(c, 3, 4); },  // ragged bytes
+      // Above the staging size: sent and received in place (a derived datatype).
+      [](Communicator& c) { send_into<double, double>(c, 40000, 30000); },
+      [](Communicator& c) { send_into<double, float>(c, 20000, 40000); },
+  };
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    const std::string got = mpi_line(programs[i]);
+    if (session().rank() != 1) {
+      EXPECT_EQ(got, "") << "program " << i;
+      continue;
+    }
+    EXPECT_EQ(got, emulator_line(programs[i])) << "program " << i;
+  }
+}
+
+//! Without a recording too: a float sent into a double buffer is a mismatch naming both
+//! calls, and the messages that match still arrive whole, in place or staged.
+TEST(MpiP2p, ElementTypesAreCheckedWithoutARecording) {
   Communicator world = session().world();
   if (world.size() < 2) GTEST_SKIP() << "needs two ranks";
-  const int me = world.rank();
-  if (me == 0) {
-    const std::vector<std::int32_t> ten(10, 7);
-    world.send(std::span<const std::int32_t>(ten), 1, 1);
-    const std::vector<std::uint8_t> three(3, 1);
-    world.send(std::span<const std::uint8_t>(three), 1, 2);
-  } else if (me == 1) {
-    std::vector<std::int32_t> five(5);
-    EXPECT_THROW_MSG(world.recv(std::span(five), 0, 1), MismatchError,
-                     "larger than the receive buffer");
-    std::vector<float> floats(4);
-    EXPECT_THROW_MSG(world.recv(std::span(floats), 0, 2), MismatchError,
-                     "not a whole number of f32");
+  if (world.rank() == 1) {
+    try {
+      send_into<float, double>(world, 2, 1);
+      ADD_FAILURE() << "no MismatchError";
+    } catch (const MismatchError& e) {
+      EXPECT_THAT(e.what(), ::testing::MatchesRegex(
+                                "message mismatch in world: rank 0 \\(op #[0-9]+\\) sends 2 x f32 "
+                                "to rank 1 tag 7; rank 1 \\(op #[0-9]+\\) receives into 1 x f64 "
+                                "from rank 0 tag 7: the element types differ"));
+    }
+  } else {
+    send_into<float, double>(world, 2, 1);
+  }
+  for (const std::size_t n : {std::size_t{3}, std::size_t{100000}}) {
+    if (world.rank() == 0) {
+      std::vector<double> out(n);
+      for (std::size_t i = 0; i < n; ++i) out[i] = 0.5 * static_cast<double>(i);
+      world.send(std::span<const double>(out), 1, 8);
+    } else if (world.rank() == 1) {
+      std::vector<double> in(n + 1, -1.0);
+      const RecvStatus status = world.recv(std::span(in), 0, 8);
+      EXPECT_EQ(status.count, n);
+      EXPECT_EQ(in[n - 1], 0.5 * static_cast<double>(n - 1));
+      EXPECT_EQ(in[n], -1.0);
+    }
   }
   world.barrier();
+}
+
+//! --check-collectives: members that disagree on the element type fail every member with
+//! the table, both calls named.
+TEST(MpiP2p, CheckCollectivesReportsADtypeMismatchOnEveryMember) {
+  Communicator checked(make_mpi_backend({.check_collectives = true}), Algorithm::direct);
+  if (checked.size() < 2) GTEST_SKIP() << "needs two ranks";
+  std::vector<float> floats(4, 1.0f);
+  std::vector<double> doubles(4, 1.0);
+  try {
+    if (checked.rank() == 1) {
+      checked.all_reduce(std::span(doubles));
+    } else {
+      checked.all_reduce(std::span(floats));
+    }
+    ADD_FAILURE() << "no CollectiveMismatchError";
+  } catch (const CollectiveMismatchError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("all_reduce(sum, f64, count=4)"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("all_reduce(sum, f32, count=4)"));
+    EXPECT_THAT(e.sentence(), ::testing::HasSubstr("rank 1 called all_reduce(sum, f64, count=4) "
+                                                   "via direct where rank"));
+  }
+  checked.barrier();
 }
 
 //! --check-collectives: a member whose call differs fails every member with the table.

@@ -8,15 +8,19 @@
 #include <cstdint>
 
 #include "collectives/mpi/detail/runtime.hpp"
+#include "comm/call_site.hpp"
 #include "comm/fingerprint.hpp"
 
 namespace ranklab::mpi_detail {
 
-/// Exchanges `fingerprint` of the group's collective number `sequence` with the members;
-/// throws MismatchError with the emulator's table (emulator/detail/mismatch_table.hpp) when
+/// Exchanges `fingerprint` of the group's collective number `sequence`, and the op # of the
+/// call (`rank_seq`: this process's next operation number, as the emulator's table shows it)
+/// with the members, and when they differ, every member's call `site`;
+/// throws MismatchError with the emulator's table (comm/mismatch_table.hpp) when
 /// they differ.
 void exchange_fingerprints(Runtime& runtime, const GroupState& group,
                            const CollectiveFingerprint& fingerprint, std::uint64_t sequence,
+                           std::uint64_t rank_seq, const SourceSite& site,
                            std::chrono::milliseconds timeout);
 
 }  // namespace ranklab::mpi_detail

@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "collectives/mpi/detail/runtime.hpp"
+#include "collectives/mpi/detail/wire_message.hpp"
 #include "collectives/work.hpp"
 
 namespace ranklab::mpi_detail {
 
-/// What a point-to-point request is, for its error messages and its status.
+/// What a point-to-point request is, for its checks, its error messages and its status.
 struct MessageInfo {
   bool receive = false;
   DataType dtype = DataType::u8;
@@ -22,23 +23,25 @@ struct MessageInfo {
   int tag = 0;            ///< or kAnyTag
   const GroupState* group = nullptr;
   std::chrono::milliseconds timeout{0};  ///< wait() throws TimeoutError after it (0: never)
-};
-
-/// What a recorded message needs besides its request (detail/recorder.hpp).
-struct Recording {
-  std::uint64_t rank_seq = 0;
-  std::vector<std::byte> staging;  ///< header + payload, sent or received
-  MutableBuffer user;              ///< a receive's own buffer, filled from the staging
+  std::uint64_t op = 0;    ///< this process's operation number (rank_seq)
+  bool recorded = false;   ///< the recorder holds its event (op)
 };
 
 /// An isend or irecv. Destroying an unfinished one waits for a send (MPI reads the caller's
 /// buffer until then) and cancels a receive, as the emulator's Request does.
 class MessageWork final : public detail::WorkImpl {
  public:
-  MessageWork(Runtime& runtime, MPI_Request request, const MessageInfo& info,
-              std::unique_ptr<Recording> recording = nullptr)
-      : runtime_(runtime), request_(request), info_(info), recording_(std::move(recording)) {}
+  /// A send of `payload` behind `header`; post it with wire() and request().
+  MessageWork(Runtime& runtime, const MessageInfo& info, const WireHeader& header,
+              ConstBuffer payload)
+      : runtime_(runtime), info_(info), wire_(header, payload) {}
+  /// A receive into `payload`.
+  MessageWork(Runtime& runtime, const MessageInfo& info, MutableBuffer payload)
+      : runtime_(runtime), info_(info), wire_(payload) {}
   ~MessageWork() override;
+
+  WireBuffer& wire() { return wire_; }
+  MPI_Request* request() { return &request_; }
 
   void wait() override;
   bool wait_for(std::chrono::milliseconds timeout) override;
@@ -49,17 +52,18 @@ class MessageWork final : public detail::WorkImpl {
   /// One MPI_Test; true once complete (throws what the operation failed with).
   bool poll();
   void complete(int code, const MPI_Status& status);
+  void complete_recv(int code, const MPI_Status& status);
   std::string describe() const;
+  /// The emulator's line for a received message that does not fit this receive, or empty.
+  std::string check_match(const WireHeader& sent, const MPI_Status& status) const;
 
-  /// The recorded receive's payload to the caller's buffer; its event completed.
-  std::size_t unpack(std::size_t bytes, const MPI_Status& status);
   /// The owner waited for it or dropped it (the trace's wait points).
   void close();
 
   Runtime& runtime_;
-  MPI_Request request_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
   MessageInfo info_;
-  std::unique_ptr<Recording> recording_;
+  WireBuffer wire_;
   bool done_ = false;
   RecvStatus status_;
 };

@@ -1,9 +1,9 @@
 // This process's trace on MPI: the events the emulator's fabric records for the same rank
 // (Fabric::record), built from what one process sees. Operations are numbered in posting
 // order (rank_seq), their wait points kept as the fabric keeps them (posted until waited
-// for or dropped), and a message's id travels with it: when recording, every message
-// carries a 16-byte header (the send's rank_seq and the sender's Lamport clock) ahead of
-// its payload. Collectives take the member's own clock + 1 (MPI gives no cheap max over the
+// for or dropped), and a message's id travels with it: every message carries a header
+// (wire_message.hpp) whose MessageHeader is, when recording, the send's rank_seq and the
+// sender's Lamport clock. Collectives take the member's own clock + 1 (MPI gives no cheap max over the
 // members); `ranklab diff` ignores Lamport clocks, so traces still compare identical.
 #pragma once
 
@@ -16,12 +16,11 @@
 
 namespace ranklab::mpi_detail {
 
-/// What travels ahead of a recorded message's payload.
+/// A message's id and clock, in its header (WireHeader).
 struct MessageHeader {
-  std::uint64_t sender_seq = 0;
-  std::uint64_t lamport = 0;
+  std::uint64_t sender_seq = 0;  ///< the send's rank_seq (also when not recording)
+  std::uint64_t lamport = 0;     ///< the sender's clock (0 when not recording)
 };
-inline constexpr std::size_t kHeaderBytes = sizeof(MessageHeader);
 
 class Recorder {
  public:
@@ -35,6 +34,8 @@ class Recorder {
   /// known at post (op, group, peer, tag, dtype, count, root, reduce op, hash of a send or
   /// a collective's input). Returns its rank_seq. A send's clock and id are set here.
   std::uint64_t post(TraceEvent event);
+  /// The rank_seq the next post gets.
+  std::uint64_t next_rank_seq() const { return next_seq_; }
   /// A posted send's header.
   MessageHeader header_of(std::uint64_t rank_seq) const;
   /// A receive completed with what it matched.

@@ -116,35 +116,63 @@ class Runtime {
   /// Keeps an abandoned send's buffer alive until the session ends (MPI may still read it).
   void keep_until_end(std::vector<std::byte> buffer) { orphans_.push_back(std::move(buffer)); }
 
-  /// Advances every staged call; drops the finished ones.
+  /// Numbers this process's next operation when not recording (the recorder numbers them
+  /// otherwise): the `op #` a mismatch report names, as the emulator's rank_seq.
+  std::uint64_t count_operation() { return next_operation_++; }
+  /// The number this process's next operation gets (recording or not).
+  std::uint64_t next_operation() const {
+    return recorder_ ? recorder_->next_rank_seq() : next_operation_;
+  }
+
+  /// A failing process's report to rank 0 (job_ending.cpp): `report` is what rank 0 prints,
+  /// `exit_code` what the job ends with. Non-blocking; the request is kept for report_sent().
+  void send_report(int exit_code, const std::string& report);
+  /// Whether the report of send_report has left this process (an MPI test).
+  bool report_sent();
+  /// At rank 0: throws ReportedFailure if another process sent its report. Every poll of
+  /// every wait calls it (progress()), so rank 0 learns of a failure while it waits.
+  void check_reports();
+
+  /// Advances every staged call; drops the finished ones. At rank 0, check_reports() first.
   void progress();
   /// Whether no staged call is in flight.
   bool idle() const { return staged_.empty(); }
 
-  /// Polls `done` (which must call an MPI test) until it is true, running progress() and
-  /// yielding the CPU between polls. Throws TimeoutError naming `what()` after `timeout`
-  /// (0: never).
+  /// Polls `done` (which must call an MPI test) until it is true, running progress()
+  /// between polls. Throws TimeoutError naming `what()` after `timeout` (0: never).
+  ///
+  /// How a wait spends the CPU: it spins kSpinPolls polls first (a message between
+  /// processes on one node takes microseconds), then naps kNap between polls. Ranks often
+  /// share cores (8 processes on a 2-core machine, or a node running other work): a wait
+  /// that spins, or only yields as MPI's own blocking waits do, keeps competing for the CPU
+  /// with the rank it waits for, where a napping one gives it away and the scheduler wakes
+  /// it promptly. On the seed step with 8 processes on 2 loaded CPUs (load 14-17), napping
+  /// took the median step from ~26 ms (spinning and yielding) to ~4 ms (bench/RESULTS.md).
   template <typename Done, typename What>
   void wait_until(Done&& done, What&& what, std::chrono::milliseconds timeout) {
+    if (done()) return;
     const auto start = std::chrono::steady_clock::now();
-    for (unsigned polls = 0; !done(); ++polls) {
+    for (unsigned polls = 1; !done(); ++polls) {
       progress();
-      if (polls >= kSpinPolls && timed_out_after_yield(start, timeout)) {
-        throw_timeout(what(), timeout);
-      }
+      if (polls >= kSpinPolls && pause_timed_out(start, timeout)) throw_timeout(what(), timeout);
     }
   }
 
  private:
   static constexpr unsigned kSpinPolls = 64;
-  /// Gives the CPU away (ranks may share cores), then says whether the wait is over time.
-  static bool timed_out_after_yield(std::chrono::steady_clock::time_point start,
-                                    std::chrono::milliseconds timeout);
+  static constexpr std::chrono::microseconds kNap{20};
+  /// Gives the CPU away (a nap), then says whether the wait is over time.
+  static bool pause_timed_out(std::chrono::steady_clock::time_point start,
+                              std::chrono::milliseconds timeout);
   [[noreturn]] static void throw_timeout(const std::string& what,
                                          std::chrono::milliseconds timeout);
 
   MPI_Comm groups_comm_ = MPI_COMM_NULL;  ///< where MPI_Comm_create_group runs
   MPI_Comm end_comm_ = MPI_COMM_NULL;     ///< end of run: outcomes and traces
+  MPI_Comm report_comm_ = MPI_COMM_NULL;  ///< failing processes' reports to rank 0
+  std::vector<char> report_;               ///< this process's report, while it is sent
+  MPI_Request report_request_ = MPI_REQUEST_NULL;
+  std::uint64_t next_operation_ = 0;
   std::unique_ptr<Recorder> recorder_;
   std::vector<std::vector<std::byte>> orphans_;
   std::shared_ptr<GroupState> world_;

@@ -1,5 +1,6 @@
-// The side-by-side table of a collective whose members disagree, shared by the native
-// signature check and the communicator's fingerprints.
+// The side-by-side table of a collective whose members disagree, shared by the emulator's
+// native signature check and fingerprints and the MPI backend's --check-collectives exchange
+// (comm/, so that collectives/mpi needs nothing from emulator/).
 #pragma once
 
 #include <fmt/format.h>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "comm/call_site.hpp"
-#include "emulator/group.hpp"
+#include "comm/group.hpp"
 #include "traces/event_text.hpp"
 
 namespace ranklab::detail {

@@ -1,4 +1,4 @@
-#include "emulator/group.hpp"
+#include "comm/group.hpp"
 
 #include <algorithm>
 

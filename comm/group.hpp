@@ -1,4 +1,5 @@
-// A communication group: an ordered set of global ranks with a readable name.
+// A communication group: an ordered set of global ranks with a readable name. In comm/: both
+// backends name and check their groups with it (the emulator's fabric owns them).
 #pragma once
 
 #include <cstdint>
