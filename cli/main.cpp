@@ -1,6 +1,7 @@
 // The `ranklab` command: results on stdout, logs on stderr, exit codes per DESIGN.md §7
 // (0 ok, 1 bad usage or input, 2 numerical check failed, 3 deadlock, 4 mismatch, 5 rank failed).
 #include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
 #include <iostream>
 
 #include "cli/cluster_flags.hpp"
@@ -13,6 +14,7 @@
 #include "cli/schedule_command.hpp"
 #include "cli/stats_command.hpp"
 #include "cli/unsigned_flags.hpp"
+#include "model/kernels/dispatch.hpp"
 #include "traces/error.hpp"
 
 int main(int argc, char** argv) {
@@ -57,6 +59,9 @@ int main(int argc, char** argv) {
   }
   try {
     configure_logging(log_level);
+    // The dense kernels' instruction set, resolved before any rank computes: a bad
+    // RANKLAB_ISA is then one usage error here rather than a failure in every rank.
+    spdlog::info("dense kernels: {}", ranklab::kernels::active_kernels().isa);
     if (run) return run_command(run_flags);
     if (list) return scenarios_command();
     if (diff) return diff_command(diff_flags);
