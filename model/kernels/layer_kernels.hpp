@@ -1,8 +1,8 @@
 // The dense layer kernels behind model/layer.hpp, in an Eigen-free interface: raw row-major
-// views and one table of functions per instruction set (DESIGN.md §4, "Kernels").
+// views and one table of functions per instruction set (README.md, "How it works").
 //
 // The same Eigen code (layer_kernels.inl) is compiled once per ISA, each copy in its own
-// translation unit with its own -m flags and its own names (see isa_unit.hpp), and the
+// translation unit with its own -m flags and its own names (see kernels_avx2.cpp), and the
 // dispatcher (dispatch.hpp) picks one table for the whole process. Nothing Eigen crosses this
 // interface: an Eigen type compiled with AVX-512 must never meet one compiled for the x86-64
 // baseline, so the views below carry only pointers and sizes.

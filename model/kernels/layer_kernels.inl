@@ -1,6 +1,6 @@
 // The Eigen code of the dense layer kernels, compiled once per instruction set: each
 // kernels_<isa>.cpp includes this file inside its own namespace, RANKLAB_KERNEL_NS, after
-// isa_unit.hpp has given Eigen a name of its own in that unit. Included nowhere else.
+// the unit has given Eigen a name of its own (kernels_avx2.cpp says why). Included nowhere else.
 //
 // Every function computes what model/layer.hpp documents; the ISA changes only the last bits
 // (packet width changes the order of a reduction's sums; AVX2 and AVX-512 fuse multiply-adds
