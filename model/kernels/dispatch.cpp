@@ -7,6 +7,15 @@
 
 #include "traces/error.hpp"
 
+// Which ISA units this build compiled (model/CMakeLists.txt defines them): none but the
+// baseline unless said.
+#ifndef RANKLAB_KERNELS_AVX2
+#define RANKLAB_KERNELS_AVX2 0
+#endif
+#ifndef RANKLAB_KERNELS_AVX512
+#define RANKLAB_KERNELS_AVX512 0
+#endif
+
 namespace ranklab::kernels {
 namespace {
 
