@@ -58,6 +58,7 @@ MPI_SIZES = {1: 1000, 1024: 1000, 1048576: 50}
 MPI_STEPS = 200  # mpi_step_bench's timed steps per run
 SCALE_WORLDS = [8, 64, 512, 4096]
 SCALE_RANKLAB_ONLY = [65536]
+SCALE_MILLION = 1048576  # threads 1 only: issue 19 §3
 
 # SMPI's documented speed options (../shared/bench/mpi/README.md): "fast" for 8 ranks, plus
 # log-depth collectives ("fast_tree") at scale.
@@ -121,6 +122,7 @@ def gbench(binary, bench_filter, extra=(), timeout=900):
         except (OSError, ValueError):
             data = {"benchmarks": []}
     r["benchmarks"] = [b for b in data["benchmarks"] if b.get("run_type") == "iteration"]
+    r["context"] = data.get("context", {})
     r.pop("stdout")
     return r
 
@@ -220,6 +222,10 @@ class Compare:
                 r = run(self.smpirun(n, f"{self.mpi}/scale_smpi", [], tree=True), 600)
                 r.pop("stdout")
                 self.add(f"scale/smpi/{n}", r)
+        r = run([ranklab, "run", "--scenario", "allreduce", "--world", str(SCALE_MILLION),
+                 "--count", "1"], 300)
+        r.pop("stdout")
+        self.add(f"scale/ranklab/{SCALE_MILLION}/t1", r)
 
     def mpi(self, round_):
         self.raw["mpi_steps"] = MPI_STEPS
@@ -252,10 +258,15 @@ class Compare:
         self.add("algorithms/ranklab", r)
 
     def dense(self, round_):
+        # Both binaries in each round; inside each, its variants (the step on every ISA's
+        # kernels) randomly interleaved, so the load falls on all of them alike.
         for name in ("dense_bench", "dense_bench_native"):
             path = self.bin("bench", name)
             if os.path.exists(path):
-                self.add(f"dense/{name}", gbench(path, ".", ["--benchmark_repetitions=3"]))
+                r = gbench(path, ".", ["--benchmark_repetitions=3",
+                                       "--benchmark_enable_random_interleaving=true"])
+                r["kernels"] = r.pop("context", {}).get("kernels")
+                self.add(f"dense/{name}", r)
 
     def replay(self, round_):
         r = gbench(self.bin("bench", "replay_bench"), "BM_Replay",
@@ -285,7 +296,7 @@ class Compare:
         if "mpi" in wanted:
             self.build_mpi_peer()
         # Compared sections alternate the sides in each round; the others run once.
-        alternating = [s for s in wanted if s in ("step", "allreduce", "scale", "mpi")]
+        alternating = [s for s in wanted if s in ("step", "allreduce", "scale", "mpi", "dense")]
         once = [s for s in wanted if s not in alternating]
         start = time.monotonic()
         for round_ in range(self.args.rounds):

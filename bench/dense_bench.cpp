@@ -14,17 +14,25 @@
 // outside them (GELU's erf and exp, biases, the loss, copies). All on one thread (Eigen runs
 // products single-threaded unless built with OpenMP, which this project is not).
 //
-// The target is built twice: dense_bench with the project's flags, and dense_bench_native
-// (EXCLUDE_FROM_ALL; `ninja dense_bench_native`) with -march=native, compiled from the model
-// sources it needs, to say what native code generation would add (bench/RESULTS.md).
+//   BM_DenseStep/isa:NAME   BM_DenseStep on the kernels of one instruction set, for each this
+//                    binary has and this CPU runs (model/kernels/dispatch.hpp); BM_DenseStep
+//                    itself uses the ones the dispatcher picks (RANKLAB_ISA, default auto).
+//                    --benchmark_enable_random_interleaving=true alternates them in one run.
+//
+// The target is built twice: dense_bench with the project's flags (the kernels dispatched at
+// run time), and dense_bench_native (EXCLUDE_FROM_ALL; `ninja dense_bench_native`) with
+// -march=native, compiled from the model sources it needs, to say how far dispatch is from
+// native code generation (bench/RESULTS.md).
 #include <benchmark/benchmark.h>
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/dense_model.hpp"
 #include "model/init.hpp"
+#include "model/kernels/dispatch.hpp"
 #include "model/layer.hpp"
 #include "model/shape.hpp"
 
@@ -77,6 +85,14 @@ void BM_DenseStep(benchmark::State& state) {
   set_flops(state, seed_step_flops(data.shape));
 }
 
+// BM_DenseStep on one ISA's kernels; the dispatcher's choice is restored afterwards.
+void dense_step_on(benchmark::State& state, kernels::Isa isa) {
+  const kernels::Isa chosen = kernels::active_isa();
+  kernels::use_isa(isa);
+  BM_DenseStep(state);
+  kernels::use_isa(chosen);
+}
+
 void BM_SeedMatmuls(benchmark::State& state) {
   const SeedData& data = seed_data();
   const ModelShape& s = data.shape;
@@ -126,7 +142,22 @@ BENCHMARK(BM_DenseStep);
 BENCHMARK(BM_SeedMatmuls);
 BENCHMARK(BM_Gemm)->ArgName("n")->Arg(64)->Arg(512);
 
+void register_isa_benchmarks() {
+  for (const kernels::Isa isa : kernels::available_isas()) {
+    const std::string name = "BM_DenseStep/isa:" + std::string(kernels::to_string(isa));
+    benchmark::RegisterBenchmark(name.c_str(), dense_step_on, isa);
+  }
+}
+
 }  // namespace
 }  // namespace ranklab::bench
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  ranklab::bench::register_isa_benchmarks();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("kernels", std::string(ranklab::kernels::active_kernels().isa));
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,7 +1,13 @@
 // The `ranklab` command: results on stdout, logs on stderr, exit codes per DESIGN.md §7
 // (0 ok, 1 bad usage or input, 2 numerical check failed, 3 deadlock, 4 mismatch, 5 rank failed).
 #include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
 #include <iostream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "cli/cluster_flags.hpp"
 #include "cli/diff_command.hpp"
@@ -13,10 +19,27 @@
 #include "cli/schedule_command.hpp"
 #include "cli/stats_command.hpp"
 #include "cli/unsigned_flags.hpp"
+#include "model/kernels/dispatch.hpp"
 #include "traces/error.hpp"
+
+namespace {
+
+// A large world allocates a few KiB per rank on its worker threads, whose glibc arenas grow
+// 128 KiB (M_TOP_PAD's default) at a time, each growth an mprotect: 8% of a 65,536-rank run's
+// samples. Asking for 64 MiB at a time reserves address space only (pages are still faulted
+// in as used). MALLOC_TOP_PAD_ in the environment, glibc's own knob, still wins.
+// bench/RESULTS.md, "Issue 19", §3.
+void grow_malloc_arenas_in_large_steps() {
+#if defined(__GLIBC__)
+  if (std::getenv("MALLOC_TOP_PAD_") == nullptr) ::mallopt(M_TOP_PAD, 64 << 20);
+#endif
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace ranklab::cli;
+  grow_malloc_arenas_in_large_steps();
   CLI::App app{"ranklab: a distributed training cluster emulated in one process"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("ranklab ") + RANKLAB_VERSION);
@@ -57,6 +80,9 @@ int main(int argc, char** argv) {
   }
   try {
     configure_logging(log_level);
+    // The dense kernels' instruction set, resolved before any rank computes: a bad
+    // RANKLAB_ISA is then one usage error here rather than a failure in every rank.
+    spdlog::info("dense kernels: {}", ranklab::kernels::active_kernels().isa);
     if (run) return run_command(run_flags);
     if (list) return scenarios_command();
     if (diff) return diff_command(diff_flags);

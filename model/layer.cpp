@@ -2,42 +2,34 @@
 
 #include <fmt/format.h>
 
-#include <unsupported/Eigen/SpecialFunctions>
-
+#include "model/kernels/dispatch.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
 
 namespace {
 
-constexpr double kInvSqrt2 = 0.70710678118654752440;    // 1/√2
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/√(2π)
-
-// cdf = Φ(z) = ½(1 + erf(z/√2)). Eigen's array erf is vectorized for float (a rational
-// approximation within a few ulp); a scalar std::erf loop would cost more than all the
-// matrix products of a step (DESIGN.md §4). For double Eigen falls back to std::erf.
+// The arithmetic runs in the kernels of the instruction set chosen for this process
+// (model/kernels/dispatch.hpp); this file checks shapes, sizes the outputs and hands the
+// kernels plain views of the storage.
 template <typename Scalar>
-void gelu_cdf(ConstMatrixRef<Scalar> z, Matrix<Scalar>& cdf) {
-  cdf.resize(z.rows(), z.cols());
-  cdf.array() = Scalar(0.5) * (Scalar(1) + (z.array() * Scalar(kInvSqrt2)).erf());
+const kernels::LayerKernels<Scalar>& kernel() {
+  return kernels::active_kernels().of<Scalar>();
 }
 
-// GELU'(z) = Φ(z) + z·φ(z) with φ(z) = exp(-z²/2)/√(2π), as an array expression over the
-// Φ(z) that forward already computed, so backward pays one exp and no erf.
-template <typename ZArray, typename CdfArray>
-auto gelu_grad_expr(const Eigen::ArrayBase<ZArray>& z, const Eigen::ArrayBase<CdfArray>& cdf) {
-  using Scalar = typename ZArray::Scalar;
-  return cdf + z * (Scalar(-0.5) * z.square()).exp() * Scalar(kInvSqrt2Pi);
+template <typename Scalar>
+kernels::View<Scalar> view(Matrix<Scalar>& m) {
+  return {m.data(), m.rows(), m.cols(), m.cols()};
 }
 
-// dst = value, or dst += value, without a temporary for products.
-template <typename Dst, typename Expr>
-void store_grad(Dst& dst, const Expr& value, GradMode mode) {
-  if (mode == GradMode::overwrite) {
-    dst.noalias() = value;
-  } else {
-    dst.noalias() += value;
-  }
+template <typename Scalar>
+kernels::ConstView<Scalar> view(const Eigen::Ref<const Matrix<Scalar>>& m) {
+  return {m.data(), m.rows(), m.cols(), m.outerStride()};
+}
+
+template <typename Scalar>
+kernels::ConstView<Scalar> const_view(const Matrix<Scalar>& m) {
+  return {m.data(), m.rows(), m.cols(), m.cols()};
 }
 
 void check_rows_cols(const char* what, Eigen::Index rows, Eigen::Index cols, Eigen::Index want_rows,
@@ -86,12 +78,19 @@ void layer_forward(const LayerParams<Scalar>& params, ConstMatrixRef<Scalar> x,
         fmt::format("layer_forward: input has {} columns, the layer's hidden size is {}", x.cols(),
                     params.hidden()));
   }
-  cache.z1.noalias() = x * params.w1.transpose();
-  cache.z1.rowwise() += params.b1.transpose();
-  gelu_cdf<Scalar>(cache.z1, cache.cdf);
-  cache.a.resize(cache.z1.rows(), cache.z1.cols());
-  cache.a.array() = cache.z1.array() * cache.cdf.array();
-  y.noalias() = cache.a * params.w2.transpose();
+  const Eigen::Index rows = x.rows();
+  cache.z1.resize(rows, params.inter());
+  cache.cdf.resize(rows, params.inter());
+  cache.a.resize(rows, params.inter());
+  y.resize(rows, params.hidden());
+  kernel<Scalar>().forward({.w1 = const_view(params.w1),
+                            .b1 = params.b1.data(),
+                            .w2 = const_view(params.w2),
+                            .x = view<Scalar>(x),
+                            .z1 = view(cache.z1),
+                            .cdf = view(cache.cdf),
+                            .a = view(cache.a),
+                            .y = view(y)});
 }
 
 template <typename Scalar>
@@ -100,7 +99,7 @@ void add_output_bias(ConstVectorRef<Scalar> b2, Matrix<Scalar>& y) {
     throw UsageError(fmt::format("add_output_bias: b2 has {} entries, the output has {} columns",
                                  b2.size(), y.cols()));
   }
-  y.rowwise() += b2.transpose();
+  kernel<Scalar>().add_bias(b2.data(), view(y));
 }
 
 template <typename Scalar>
@@ -110,34 +109,43 @@ void layer_backward(const LayerParams<Scalar>& params, ConstMatrixRef<Scalar> x,
   check_rows_cols("layer_backward: input x", x.rows(), x.cols(), cache.z1.rows(), params.hidden());
   check_rows_cols("layer_backward: output gradient dy", dy.rows(), dy.cols(), x.rows(),
                   params.hidden());
-  if (mode == GradMode::accumulate) check_same_shape(grads, params);
-
-  // Second linear: y = a·W2ᵀ (+ b2).
-  store_grad(grads.w2, dy.transpose() * cache.a, mode);
-  store_grad(grads.b2, dy.colwise().sum().transpose(), mode);
-  cache.dz1.noalias() = dy * params.w2;
-  // Through GELU, in place: dz1 = da ⊙ GELU'(z1).
-  cache.dz1.array() *= gelu_grad_expr(cache.z1.array(), cache.cdf.array());
-  // First linear: z1 = x·W1ᵀ + b1.
-  store_grad(grads.w1, cache.dz1.transpose() * x, mode);
-  store_grad(grads.b1, cache.dz1.colwise().sum().transpose(), mode);
-  if (dx != nullptr) dx->noalias() = cache.dz1 * params.w1;
+  if (mode == GradMode::accumulate) {
+    check_same_shape(grads, params);
+  } else {
+    grads.w1.resize(params.inter(), params.hidden());  // no-ops in a steady state
+    grads.b1.resize(params.inter());
+    grads.w2.resize(params.hidden(), params.inter());
+    grads.b2.resize(params.hidden());
+  }
+  cache.dz1.resize(x.rows(), params.inter());
+  if (dx != nullptr) dx->resize(x.rows(), params.hidden());
+  kernel<Scalar>().backward({.w1 = const_view(params.w1),
+                             .w2 = const_view(params.w2),
+                             .x = view<Scalar>(x),
+                             .z1 = const_view(cache.z1),
+                             .cdf = const_view(cache.cdf),
+                             .a = const_view(cache.a),
+                             .dy = view<Scalar>(dy),
+                             .dz1 = view(cache.dz1),
+                             .dw1 = view(grads.w1),
+                             .db1 = grads.b1.data(),
+                             .dw2 = view(grads.w2),
+                             .db2 = grads.b2.data(),
+                             .dx = dx != nullptr ? view(*dx) : kernels::View<Scalar>{},
+                             .accumulate = mode == GradMode::accumulate});
 }
 
 template <typename Scalar>
 Matrix<Scalar> gelu(ConstMatrixRef<Scalar> z) {
-  Matrix<Scalar> out;
-  gelu_cdf<Scalar>(z, out);
-  out.array() *= z.array();
+  Matrix<Scalar> out(z.rows(), z.cols());
+  kernel<Scalar>().gelu(view<Scalar>(z), view(out));
   return out;
 }
 
 template <typename Scalar>
 Matrix<Scalar> gelu_grad(ConstMatrixRef<Scalar> z) {
-  Matrix<Scalar> cdf;
-  gelu_cdf<Scalar>(z, cdf);
   Matrix<Scalar> out(z.rows(), z.cols());
-  out.array() = gelu_grad_expr(z.array(), cdf.array());
+  kernel<Scalar>().gelu_grad(view<Scalar>(z), view(out));
   return out;
 }
 
@@ -155,7 +163,8 @@ template <typename Scalar>
 Scalar mse_loss_part(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target,
                      std::int64_t elements) {
   check_rows_cols("mse_loss: target", target.rows(), target.cols(), y.rows(), y.cols());
-  return (y - target).squaredNorm() / static_cast<Scalar>(elements);
+  return kernel<Scalar>().squared_error(view<Scalar>(y), view<Scalar>(target)) /
+         static_cast<Scalar>(elements);
 }
 
 template <typename Scalar>
@@ -163,7 +172,10 @@ void mse_loss_grad_part(ConstMatrixRef<Scalar> y, ConstMatrixRef<Scalar> target,
                         std::int64_t elements) {
   check_rows_cols("mse_loss_grad: target", target.rows(), target.cols(), y.rows(), y.cols());
   // The factor is formed in double, as PyTorch's mse_loss_backward does.
-  dy.noalias() = (y - target) * static_cast<Scalar>(2.0 / static_cast<double>(elements));
+  dy.resize(y.rows(), y.cols());
+  kernel<Scalar>().scaled_difference(view<Scalar>(y), view<Scalar>(target),
+                                     static_cast<Scalar>(2.0 / static_cast<double>(elements)),
+                                     view(dy));
 }
 
 template <typename Scalar>

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/kernels/dispatch.hpp"
 #include "model/tensor.hpp"
 
 // Expects `statement` to throw `Type` whose what() contains `substring` (fmt's gtest-extra
@@ -52,6 +53,19 @@ inline std::vector<std::filesystem::path> shipped_golden_dirs() {
   }
   return dirs;
 }
+
+/// Computes with `isa`'s dense kernels until the end of the scope, then with the ones in use
+/// before (model/kernels/dispatch.hpp).
+class ScopedIsa {
+ public:
+  explicit ScopedIsa(kernels::Isa isa) : before_(kernels::active_isa()) { kernels::use_isa(isa); }
+  ~ScopedIsa() { kernels::use_isa(before_); }
+  ScopedIsa(const ScopedIsa&) = delete;
+  ScopedIsa& operator=(const ScopedIsa&) = delete;
+
+ private:
+  kernels::Isa before_;
+};
 
 /// max |a - b| over all elements, in double.
 template <typename A, typename B>

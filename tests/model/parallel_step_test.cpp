@@ -139,21 +139,26 @@ void expect_bitwise_equal(const testing::JobRun<Scalar>& a, const testing::JobRu
 }
 
 //! The seed's hybrid step gives bit-identical losses, outputs, gradients and per-rank
-//! operation sequences under every policy, with one or two threads, and in eager mode.
+//! operation sequences under every policy, with one or two threads, and in eager mode, on
+//! the kernels of every instruction set this machine runs.
 TEST(ParallelStepDeterminismTest, BitwiseAcrossPoliciesAndThreads) {
   const ParallelConfig config{.tp = 2, .pp = 2, .dp = 2};
   const Problem<float> problem = make_problem<float>(ModelShape{}, 2);
-  const auto base = run_job<float>(config, problem);
-  ASSERT_TRUE(testing::run_ok(base.report));
-  const JobOptions variants[] = {{.policy = "random:7", .threads = 1},
-                                 {.policy = "pct:11:3", .threads = 2},
-                                 {.policy = "rank-order", .threads = 2},
-                                 {.policy = "random:1", .threads = 2, .send_mode = "eager"}};
-  for (const JobOptions& job : variants) {
-    const std::string what = job.policy + " threads " + std::to_string(job.threads);
-    const auto other = run_job<float>(config, problem, job);
-    ASSERT_TRUE(testing::run_ok(other.report)) << what;
-    expect_bitwise_equal(base, other, what);
+  for (const kernels::Isa isa : kernels::available_isas()) {
+    const testing::ScopedIsa scoped(isa);
+    const std::string on = std::string(" on ") + std::string(kernels::to_string(isa));
+    const auto base = run_job<float>(config, problem);
+    ASSERT_TRUE(testing::run_ok(base.report)) << on;
+    const JobOptions variants[] = {{.policy = "random:7", .threads = 1},
+                                   {.policy = "pct:11:3", .threads = 2},
+                                   {.policy = "rank-order", .threads = 2},
+                                   {.policy = "random:1", .threads = 2, .send_mode = "eager"}};
+    for (const JobOptions& job : variants) {
+      const std::string what = job.policy + " threads " + std::to_string(job.threads) + on;
+      const auto other = run_job<float>(config, problem, job);
+      ASSERT_TRUE(testing::run_ok(other.report)) << what;
+      expect_bitwise_equal(base, other, what);
+    }
   }
 }
 

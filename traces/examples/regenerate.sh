@@ -2,7 +2,11 @@
 # Re-records the example traces with the `ranklab` command. Run from anywhere:
 #   traces/examples/regenerate.sh [path/to/ranklab]     (default: build/cli/ranklab)
 # Each trace is byte-for-byte reproducible (same program, policy and seed: same file).
+# The seed step's payload hashes depend on the dense kernels' instruction set: the examples
+# are recorded on the x86-64 baseline kernels, which compute the same bits on any x86-64 for
+# shapes this small (Eigen's products block by the CPU's cache sizes: here, one block).
 set -uo pipefail
+export RANKLAB_ISA=baseline
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 RANKLAB="${1:-$ROOT/build/cli/ranklab}"
 cd "$ROOT"
