@@ -45,6 +45,9 @@ class JsonlEventReader {
   const TraceHeader& header() const;
   /// The header's line number (blank lines may come first).
   std::uint64_t header_line() const;
+  /// Bytes read so far, and the input's size (0: unknown, a pipe).
+  std::uint64_t bytes_read() const;
+  std::uint64_t total_bytes() const;
   /// The next event, its `source` set to its line; false at the end of the input.
   bool next(TraceEvent& event);
   /// Throws TraceError "name:line: reason".

@@ -563,6 +563,7 @@ class JsonlEventReader::Impl {
   Impl(std::istream& in, std::string_view name, std::uint64_t total_bytes)
       : lines_(in),
         name_(name),
+        total_bytes_(total_bytes),
         progress_(fmt::format("reading {}", name), total_bytes, Progress::Unit::bytes) {
     if (!next_line()) fail_at(1, "empty trace file (no header line)");
     header_ = at_current_line([&] { return parse_header(parse_json(line_)); });
@@ -588,6 +589,8 @@ class JsonlEventReader::Impl {
 
   const TraceHeader& header() const { return header_; }
   std::uint64_t header_line() const { return header_line_; }
+  std::uint64_t bytes_read() const { return lines_.consumed(); }
+  std::uint64_t total_bytes() const { return total_bytes_; }
 
  private:
   /// Lines in the fast parser's subset (all that ranklab writes) are decoded from its tape;
@@ -625,6 +628,7 @@ class JsonlEventReader::Impl {
 
   LineSplitter lines_;
   std::string name_;
+  std::uint64_t total_bytes_;
   Progress progress_;
   std::string_view line_;
   std::uint64_t line_no_ = 0;
@@ -640,6 +644,8 @@ JsonlEventReader::JsonlEventReader(std::istream& in, std::string_view name,
 JsonlEventReader::~JsonlEventReader() = default;
 const TraceHeader& JsonlEventReader::header() const { return impl_->header(); }
 std::uint64_t JsonlEventReader::header_line() const { return impl_->header_line(); }
+std::uint64_t JsonlEventReader::bytes_read() const { return impl_->bytes_read(); }
+std::uint64_t JsonlEventReader::total_bytes() const { return impl_->total_bytes(); }
 bool JsonlEventReader::next(TraceEvent& event) { return impl_->next(event); }
 void JsonlEventReader::fail_at(std::uint64_t line, std::string_view reason) const {
   impl_->fail_at(line, reason);
@@ -672,13 +678,31 @@ std::vector<TraceEvent> sorted_events(std::vector<TraceEvent> events,
   return events;
 }
 
+constexpr std::uint64_t kEventsBeforeEstimate = 4096;
+
+/// Reserves each rank the events the file's size predicts (from the first lines' length)
+/// with a tenth to spare: growing a million-event trace by doubling moved every event about
+/// twice, a tenth of the reading time. Unbalanced ranks just grow past it.
+void reserve_estimate(std::vector<std::vector<TraceEvent>>& by_rank,
+                      const JsonlEventReader& reader, std::uint64_t events) {
+  if (reader.total_bytes() == 0 || reader.bytes_read() == 0) return;
+  const double per_byte = static_cast<double>(events) / static_cast<double>(reader.bytes_read());
+  const double total = per_byte * static_cast<double>(reader.total_bytes());
+  const auto per_rank = static_cast<std::size_t>(1.1 * total / static_cast<double>(by_rank.size()));
+  for (auto& events_of_rank : by_rank) events_of_rank.reserve(per_rank);
+}
+
 Trace read_events(JsonlEventReader& reader, std::string_view name) {
   Trace trace;
   trace.header = reader.header();
   trace.sources = {.files = {std::string(name)}, .header_line = reader.header_line()};
   std::vector<std::vector<TraceEvent>> by_rank(static_cast<std::size_t>(trace.header.world_size));
   TraceEvent event;
-  while (reader.next(event)) by_rank[static_cast<std::size_t>(event.rank)].push_back(std::move(event));
+  std::uint64_t events = 0;
+  while (reader.next(event)) {
+    by_rank[static_cast<std::size_t>(event.rank)].push_back(std::move(event));
+    if (++events == kEventsBeforeEstimate) reserve_estimate(by_rank, reader, events);
+  }
   trace.ranks.resize(by_rank.size());
   for (std::size_t rank = 0; rank < by_rank.size(); ++rank) {
     trace.ranks[rank] = sorted_events(std::move(by_rank[rank]), reader);

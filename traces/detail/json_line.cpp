@@ -53,10 +53,32 @@ const JsonValue& JsonValue::operator[](std::size_t index) const {
   return *it;
 }
 
+namespace {
+
+bool same_key(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
+}
+
+}  // namespace
+
 const JsonValue* JsonValue::find(std::string_view key) const {
   if (kind_ != Kind::object || (key_bits_ & key_bit(key)) == 0) return nullptr;
-  for (const JsonValue& member : *this) {
-    if (member.key_ == key) return &member;
+  // From the member after the last one found, round: the reader asks for fields in about
+  // the order ranklab writes them, so most finds compare one key.
+  const JsonValue* first = this + 1;
+  const JsonValue* last = this + span_;
+  const JsonValue* start = this + find_from_;
+  for (const JsonValue* member = start; member != last; member += member->span_) {
+    if (same_key(member->key_, key)) {
+      find_from_ = static_cast<std::uint32_t>(member + member->span_ - this);
+      return member;
+    }
+  }
+  for (const JsonValue* member = first; member != start; member += member->span_) {
+    if (same_key(member->key_, key)) {
+      find_from_ = static_cast<std::uint32_t>(member + member->span_ - this);
+      return member;
+    }
   }
   return nullptr;
 }
@@ -156,6 +178,7 @@ bool JsonLineParser::container(int depth, bool object) {
   node.size_ = size;
   node.span_ = static_cast<std::uint32_t>(tape_.size() - slot);
   node.key_bits_ = key_bits;
+  node.find_from_ = 1;
   node.text_ = std::string_view(start, static_cast<std::size_t>(at_ - start));
   return true;
 }

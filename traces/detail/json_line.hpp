@@ -75,6 +75,7 @@ class JsonValue {
   std::uint32_t size_ = 0;
   std::uint32_t span_ = 1;       ///< this value and its members, in tape slots
   std::uint64_t key_bits_ = 0;   ///< objects: one bit per member key (key_bit), for find()
+  mutable std::uint32_t find_from_ = 1;  ///< objects: where the next find() starts
   std::string_view key_;
   std::string_view text_;
   union {
