@@ -33,11 +33,12 @@ Trace read_trace_file(const std::filesystem::path& path);
 /// all (`ranklab diff`). Each line is checked as read_trace checks it, with the same
 /// `name:line: reason` errors; what read_trace checks across lines (rank_seq strictly
 /// increasing per rank, compute_after only on a rank's last operation) is the caller's.
-/// Shows progress on a terminal (traces/progress.hpp) when `total_bytes` is known.
+/// Shows progress on a terminal (traces/progress.hpp) unless told not to.
 class JsonlEventReader {
  public:
-  /// Reads and checks the header line.
-  JsonlEventReader(std::istream& in, std::string_view name, std::uint64_t total_bytes = 0);
+  /// Reads and checks the header line. `total_bytes`: the input's size (0: unknown).
+  JsonlEventReader(std::istream& in, std::string_view name, std::uint64_t total_bytes = 0,
+                   bool show_progress = true);
   ~JsonlEventReader();
   JsonlEventReader(const JsonlEventReader&) = delete;
   JsonlEventReader& operator=(const JsonlEventReader&) = delete;
@@ -60,7 +61,7 @@ class JsonlEventReader {
 
 /// `path` opened for JsonlEventReader, which reads from `in` (kept alive with it).
 struct JsonlEventFile {
-  explicit JsonlEventFile(const std::filesystem::path& path);
+  explicit JsonlEventFile(const std::filesystem::path& path, bool show_progress = true);
   std::unique_ptr<std::istream> in;
   JsonlEventReader reader;
 };

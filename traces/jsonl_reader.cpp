@@ -560,11 +560,9 @@ class LineSplitter {
 /// Reads one stream line by line, remembering where it is for error messages.
 class JsonlEventReader::Impl {
  public:
-  Impl(std::istream& in, std::string_view name, std::uint64_t total_bytes)
-      : lines_(in),
-        name_(name),
-        total_bytes_(total_bytes),
-        progress_(fmt::format("reading {}", name), total_bytes, Progress::Unit::bytes) {
+  Impl(std::istream& in, std::string_view name, std::uint64_t total_bytes, bool show_progress)
+      : lines_(in), name_(name), total_bytes_(total_bytes) {
+    if (show_progress) progress_.emplace(fmt::format("reading {}", name), total_bytes, Progress::Unit::bytes);
     if (!next_line()) fail_at(1, "empty trace file (no header line)");
     header_ = at_current_line([&] { return parse_header(parse_json(line_)); });
     header_line_ = line_no_;
@@ -574,10 +572,10 @@ class JsonlEventReader::Impl {
   bool next(TraceEvent& event) {
     if (!next_line()) {
       if (lines_.bad()) fail_at(line_no_ + 1, "read error");
-      progress_.finish();
+      if (progress_) progress_->finish();
       return false;
     }
-    progress_.update(lines_.consumed());
+    if (progress_) progress_->update(lines_.consumed());
     event = at_current_line([&] { return decode(line_); });
     event.source = {.file = 0, .line = line_no_};
     return true;
@@ -629,7 +627,7 @@ class JsonlEventReader::Impl {
   LineSplitter lines_;
   std::string name_;
   std::uint64_t total_bytes_;
-  Progress progress_;
+  std::optional<Progress> progress_;
   std::string_view line_;
   std::uint64_t line_no_ = 0;
   TraceHeader header_;
@@ -639,8 +637,8 @@ class JsonlEventReader::Impl {
 };
 
 JsonlEventReader::JsonlEventReader(std::istream& in, std::string_view name,
-                                   std::uint64_t total_bytes)
-    : impl_(std::make_unique<Impl>(in, name, total_bytes)) {}
+                                   std::uint64_t total_bytes, bool show_progress)
+    : impl_(std::make_unique<Impl>(in, name, total_bytes, show_progress)) {}
 JsonlEventReader::~JsonlEventReader() = default;
 const TraceHeader& JsonlEventReader::header() const { return impl_->header(); }
 std::uint64_t JsonlEventReader::header_line() const { return impl_->header_line(); }
@@ -723,9 +721,9 @@ Trace read_trace(std::istream& in, std::string_view name) {
   return read_events(reader, name);
 }
 
-JsonlEventFile::JsonlEventFile(const std::filesystem::path& path)
+JsonlEventFile::JsonlEventFile(const std::filesystem::path& path, bool show_progress)
     : in(std::make_unique<std::ifstream>(open_input_file(path, "trace file"))),
-      reader(*in, path.string(), regular_file_size(path)) {}
+      reader(*in, path.string(), regular_file_size(path), show_progress) {}
 
 Trace read_trace_file(const std::filesystem::path& path) {
   JsonlEventFile file(path);

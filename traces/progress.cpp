@@ -64,6 +64,8 @@ std::string Progress::line(std::uint64_t done, double seconds) const {
 }
 
 void Progress::check(std::uint64_t done) {
+  const std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || !enabled_) return;  // another thread draws
   const Clock::time_point now = Clock::now();
   if (now < next_draw_) return;
   next_draw_ = now + kRedraw;
@@ -74,9 +76,10 @@ void Progress::check(std::uint64_t done) {
 }
 
 void Progress::finish() {
+  enabled_ = false;
+  const std::lock_guard lock(mutex_);
   if (drawn_) write_stderr("\r\033[K");
   drawn_ = false;
-  enabled_ = false;
 }
 
 }  // namespace ranklab

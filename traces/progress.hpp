@@ -8,8 +8,10 @@
 // RANKLAB_PROGRESS=0 turns it off; RANKLAB_PROGRESS_DELAY_MS sets the two seconds (tests).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -28,10 +30,20 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
 
   /// `done` of `total` so far. Cheap enough to call per event: it looks at the clock once
-  /// every few hundred calls, and not at all when stderr is not a terminal.
+  /// every few hundred calls, and not at all when stderr is not a terminal. Safe to call
+  /// from several threads (replay's workers).
   void update(std::uint64_t done) {
-    if (!enabled_ || (calls_++ & kCallsPerCheck) != 0) return;
+    if (!enabled_.load(std::memory_order_relaxed) ||
+        (calls_.fetch_add(1, std::memory_order_relaxed) & kCallsPerCheck) != 0) {
+      return;
+    }
     check(done);
+  }
+
+  /// The same for tasks whose steps take long (explore's schedules): looks at the clock on
+  /// every call.
+  void update_now(std::uint64_t done) {
+    if (enabled_.load(std::memory_order_relaxed)) check(done);
   }
 
   /// Erases the line (the destructor does too).
@@ -51,9 +63,10 @@ class Progress {
   std::uint64_t total_;
   Unit unit_;
   std::string items_;
-  bool enabled_;
-  bool drawn_ = false;
-  std::uint64_t calls_ = 0;
+  std::atomic<bool> enabled_;
+  bool drawn_ = false;  ///< under mutex_, as what follows
+  std::atomic<std::uint64_t> calls_ = 0;
+  std::mutex mutex_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point next_draw_;
 };
