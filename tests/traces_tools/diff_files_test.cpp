@@ -41,7 +41,9 @@ class DiffFilesTest : public ::testing::Test {
   /// Both ways give the same report, text and JSON.
   void expect_same_report(const std::filesystem::path& a, const std::filesystem::path& b) {
     const TraceDiff streamed = diff_trace_files(a, b);
-    const TraceDiff whole = diff_traces(read_trace_file(a), read_trace_file(b));
+    const Trace trace_a = read_trace_file(a);
+    const Trace trace_b = read_trace_file(b);
+    const TraceDiff whole = diff_traces(trace_a, trace_b);
     EXPECT_EQ(format_diff(streamed, "a", "b"), format_diff(whole, "a", "b"));
     EXPECT_EQ(diff_to_json(streamed, "a", "b"), diff_to_json(whole, "a", "b"));
   }
@@ -96,8 +98,8 @@ TEST_F(DiffFilesTest, ReadsAnyLineOrder) {
   std::ostringstream a_text, b_text;
   write_trace(a_text, sample_trace());
   Trace b = sample_trace();
-  b.ranks[3][1].count = 99;
-  b.ranks[3][1].bytes = 99 * size_of(b.ranks[3][1].dtype);
+  b.ranks[2][1].count = 99;
+  b.ranks[2][1].bytes = 99 * size_of(b.ranks[2][1].dtype);
   write_trace(b_text, b);
   const auto pa = write("a.jsonl", a_text.str());
   const auto interleaved = write("i.jsonl", reordered(b_text.str(), false));
@@ -123,8 +125,10 @@ TEST_F(DiffFilesTest, ErrorsAreReadTracesErrors) {
     try {
       if (streamed) {
         diff_trace_files(a, b);
-      } else {
-        diff_traces(read_trace_file(a), read_trace_file(b));
+      } else {  // as `ranklab diff` read them: A, then B
+        const Trace trace_a = read_trace_file(a);
+        const Trace trace_b = read_trace_file(b);
+        diff_traces(trace_a, trace_b);
       }
     } catch (const TraceError& error) {
       return error.what();
