@@ -18,12 +18,17 @@
 //   replay_bench --benchmark_repetitions=5 --benchmark_display_aggregates_only=true
 //   bench/summarize.py out.json       (the counter column is events_per_s)
 //
-// A 1 M-event file is also read from disk (BM_ReadTrace) so the whole `ranklab replay`
-// path is known: reading JSON Lines costs more than replaying them.
+// A 1 M-event file is also read (BM_ReadTrace: from memory), and the trace tools are timed
+// end to end on it as a file, as `ranklab replay`, `stats` and `diff` run (issue 17 §3, floor
+// 1 M events/s of reading on one core): BM_ReadReplayFile (read_trace_file + replay_trace),
+// BM_ReadStatsFile (read_trace_file + compute_stats) and BM_DiffFiles (diff_trace_files of
+// the file with a copy of itself: events_per_s counts the events of both).
 #include <benchmark/benchmark.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -35,8 +40,10 @@
 
 #include "collectives/cluster.hpp"
 #include "emulator/replay.hpp"
+#include "traces/diff.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/sink.hpp"
+#include "traces/stats.hpp"
 
 namespace ranklab::bench {
 namespace {
@@ -163,6 +170,60 @@ void BM_ReadTrace(benchmark::State& state) {
   state.counters["MiB"] = static_cast<double>(text.size()) / (1024.0 * 1024.0);
 }
 
+/// The ring trace as a JSON Lines file, written once per process (removed at exit).
+const std::filesystem::path& ring_file(int copy) {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("replay_bench_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    write_trace_file(d / "ring0.jsonl", trace_of("ring"));
+    std::filesystem::copy_file(d / "ring0.jsonl", d / "ring1.jsonl");
+    std::atexit([] { std::filesystem::remove_all(dir); });
+    return d;
+  }();
+  static const std::filesystem::path files[2] = {dir / "ring0.jsonl", dir / "ring1.jsonl"};
+  return files[copy];
+}
+
+void file_benchmark(benchmark::State& state, std::uint64_t events_per_iteration,
+                    const std::function<void()>& body) {
+  const double cpu_start = process_cpu_seconds();
+  for (auto _ : state) body();
+  const double done =
+      static_cast<double>(events_per_iteration) * static_cast<double>(state.iterations());
+  state.counters["events_per_s"] = benchmark::Counter(done, benchmark::Counter::kIsRate);
+  state.counters["events_per_cpu_s"] = done / (process_cpu_seconds() - cpu_start);
+  state.counters["MiB"] =
+      static_cast<double>(std::filesystem::file_size(ring_file(0))) / (1024.0 * 1024.0);
+}
+
+void BM_ReadReplayFile(benchmark::State& state) {
+  const std::uint64_t events = event_count(trace_of("ring"));
+  ring_file(0);
+  file_benchmark(state, events, [&] {
+    const Trace trace = read_trace_file(ring_file(0));
+    const ReplayReport report = replay_trace(trace, {});
+    if (!report.reproduced()) state.SkipWithError("replay did not reproduce");
+  });
+}
+
+void BM_ReadStatsFile(benchmark::State& state) {
+  const std::uint64_t events = event_count(trace_of("ring"));
+  ring_file(0);
+  file_benchmark(state, events, [&] {
+    benchmark::DoNotOptimize(compute_stats(read_trace_file(ring_file(0))));
+  });
+}
+
+void BM_DiffFiles(benchmark::State& state) {
+  const std::uint64_t events = event_count(trace_of("ring"));
+  ring_file(0);
+  file_benchmark(state, 2 * events, [&] {
+    if (!diff_trace_files(ring_file(0), ring_file(1)).identical()) {
+      state.SkipWithError("a trace differs from its copy");
+    }
+  });
+}
+
 // threads 2 is left out: with two worker threads every hand-off costs milliseconds (Boost
 // 1.74's spinning, RESULTS.md finding 6), so a 1 M-event replay takes minutes.
 BENCHMARK(BM_ReplayRing)->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -178,6 +239,9 @@ BENCHMARK(BM_ReplayAllReduce)
     ->UseRealTime();
 BENCHMARK(BM_ReplayMixed)->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReadTrace)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReadReplayFile)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReadStatsFile)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DiffFiles)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace ranklab::bench

@@ -22,9 +22,11 @@ CLI::App& add_diff_command(CLI::App& app, DiffFlags& flags) {
 }
 
 int diff_command(const DiffFlags& flags) {
-  const Trace a = read_trace_input(flags.format, {flags.a});
-  const Trace b = read_trace_input(flags.format, {flags.b});
-  const TraceDiff diff = diff_traces(a, b);
+  // JSON Lines are compared as they are read; other formats are imported whole.
+  const TraceDiff diff = flags.format == "ranklab"
+                             ? diff_trace_files(flags.a, flags.b)
+                             : diff_traces(read_trace_input(flags.format, {flags.a}),
+                                           read_trace_input(flags.format, {flags.b}));
   if (flags.json) {
     std::cout << diff_to_json(diff, flags.a, flags.b).dump(2) << "\n";
   } else {

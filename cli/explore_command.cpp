@@ -1,9 +1,6 @@
 #include "cli/explore_command.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -16,6 +13,7 @@
 #include "cli/run_diagnosis.hpp"
 #include "comm/errors.hpp"
 #include "traces/jsonl.hpp"
+#include "traces/progress.hpp"
 
 namespace ranklab::cli {
 namespace {
@@ -115,32 +113,6 @@ Target make_target(const ExploreFlags& flags) {
   return t;
 }
 
-// A progress line on stderr, only when it is a terminal, at most ten times a second.
-class Progress {
- public:
-  Progress() : enabled_(isatty(STDERR_FILENO) == 1) {}
-  void operator()(int done, int planned) {
-    if (!enabled_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (done < planned && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const double seconds = std::chrono::duration<double>(now - start_).count();
-    std::cerr << fmt::format("\rexplore: {}/{} schedules, {:.0f}/s   ", done, planned,
-                             seconds > 0 ? done / seconds : 0.0)
-              << std::flush;
-    shown_ = true;
-  }
-  void clear() {
-    if (shown_) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_{};
-};
-
 void write_failing_trace(const std::string& path, const Trace& trace) {
   if (path.empty()) return;
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
@@ -194,10 +166,14 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
                          .shrink = !flags.no_shrink};
   std::cout << fmt::format("explore: {}: {} schedules ({} after rank-order), {} jobs\n",
                            job->describe(), options.runs, flags.strategy, options.jobs);
-  Progress progress;
-  options.progress = [&progress](int done, int planned) { progress(done, planned); };
+  // Schedules take milliseconds each: the clock is looked at on every one.
+  Progress progress("explore", static_cast<std::uint64_t>(std::max(options.runs, 1)),
+                    Progress::Unit::items, "schedules");
+  options.progress = [&progress](int done, int) {
+    progress.update_now(static_cast<std::uint64_t>(done));
+  };
   const ExploreResult result = explore(*job, options);
-  progress.clear();
+  progress.finish();
 
   const double rate = result.seconds > 0 ? result.executed / result.seconds : 0.0;
   if (!result.failure) {

@@ -28,6 +28,11 @@ CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
       .add_option("--max-events", flags.max_events,
                   "operations drawn on the HTML timeline, earliest first (0: all)")
       ->capture_default_str();
+  command
+      .add_option("--perfetto-max-events", flags.perfetto_max_events,
+                  "operations written to the Perfetto JSON, earliest on the timeline first (0: "
+                  "all); a capped file says so on stdout and in its otherData")
+      ->capture_default_str();
   return command;
 }
 
@@ -44,8 +49,15 @@ int export_command(const ExportFlags& flags) {
                  flags.trace, dangling);
   }
   if (!flags.perfetto.empty()) {
-    write_perfetto_file(flags.perfetto, trace);
+    const PerfettoSummary written =
+        write_perfetto_file(flags.perfetto, trace, {.max_events = flags.perfetto_max_events});
     std::cout << "perfetto: " << flags.perfetto << " (open it in https://ui.perfetto.dev)\n";
+    if (written.capped()) {
+      std::cout << fmt::format(
+          "perfetto: capped: the earliest {} of {} operations are in the file "
+          "(--perfetto-max-events 0 writes all)\n",
+          written.written, written.operations);
+    }
   }
   if (!flags.html.empty()) {
     const HtmlReportOptions options{.title = std::filesystem::path(flags.trace).filename().string(),

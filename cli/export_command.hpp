@@ -16,6 +16,9 @@ struct ExportFlags {
   std::string perfetto;  ///< empty: not asked for
   std::string html;      ///< empty: not asked for
   std::size_t max_events = 20'000;
+  /// Perfetto's viewer slows to a crawl past a few hundred thousand slices (a 1 M-event trace
+  /// made a 388 MB file): big traces are cut to their earliest operations, and say so.
+  std::size_t perfetto_max_events = 250'000;
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.

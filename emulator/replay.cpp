@@ -7,6 +7,7 @@
 #include <boost/fiber/mutex.hpp>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "emulator/rank.hpp"
 #include "traces/event_text.hpp"
 #include "traces/hash.hpp"
+#include "traces/progress.hpp"
 #include "traces/quote_input.hpp"
 #include "traces/stats.hpp"
 
@@ -140,6 +142,8 @@ struct ReplayPlan {
   /// Per rank, written by its own fiber only: the recorded operation it waits for (null
   /// when it waits for none), so that a deadlock names the recorded call each rank is in.
   std::vector<const TraceEvent*> waiting_in;
+  std::atomic<std::uint64_t> posted = 0;  ///< operations re-issued, for progress
+  std::unique_ptr<Progress> progress;
 
   ReplayPlan(const Trace& t, const ReplayOptions& options)
       : trace(t), scratch_bytes(t.ranks.size(), 0), groups(t), waiting_in(t.ranks.size()) {
@@ -304,6 +308,7 @@ void replay_rank(RankContext& context, ReplayPlan& plan) {
     if (e.rank_seq != next_seq) context.set_next_rank_seq(e.rank_seq);
     if (!e.compute.empty()) context.compute_work(untimed(e.compute));
     open.push_back({&e, post(context, e, plan, scratch)});
+    plan.progress->update(plan.posted.fetch_add(1, std::memory_order_relaxed) + 1);
     next_seq = e.rank_seq + 1;
   }
   close_at_end(open, plan.wait_points, waiting_in);
@@ -373,6 +378,8 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
     }
   }
   for (const auto& events : trace.ranks) report.recorded_operations += events.size();
+  plan.progress = std::make_unique<Progress>("replaying", report.recorded_operations,
+                                             Progress::Unit::items, "operations");
   const MessageLinks links = link_messages(trace);
   report.recorded_messages = links.links.size();
   check_recorded_hashes(trace, links, report);
@@ -386,6 +393,7 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   report.run = replay_engine.run([&plan](RankContext& context) { replay_rank(context, plan); });
   report.elapsed = std::chrono::steady_clock::now() - start;
+  plan.progress->finish();
   blame_lost_message(plan, links, report.run);
   checker->summarize(report);  // after report.run: where ranks stopped needs it
   return report;

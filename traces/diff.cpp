@@ -77,13 +77,54 @@ std::optional<RankDivergence> diverge_rank(const Trace& a, const Trace& b, std::
     const TraceEvent* ea = i < a_events.size() ? &a_events[i] : nullptr;
     const TraceEvent* eb = i < b_events.size() ? &b_events[i] : nullptr;
     if (ea == nullptr && eb == nullptr) return std::nullopt;
-    RankDivergence divergence{static_cast<int>(rank), i, ea, eb, {}};
-    if (ea == nullptr || eb == nullptr) return divergence;
-    divergence.fields = differing_fields(*ea, a.header, *eb, b.header);
-    if (!divergence.fields.empty()) return divergence;
+    if (ea == nullptr || eb == nullptr) {
+      return RankDivergence{static_cast<int>(rank), i, ea ? std::optional(*ea) : std::nullopt,
+                            eb ? std::optional(*eb) : std::nullopt, {}};
+    }
+    std::vector<std::string_view> fields = differing_fields(*ea, a.header, *eb, b.header);
+    if (!fields.empty()) return RankDivergence{static_cast<int>(rank), i, *ea, *eb, std::move(fields)};
   }
   return std::nullopt;
 }
+
+std::size_t event_count(const Trace& trace) {
+  std::size_t total = 0;
+  for (const auto& events : trace.ranks) total += events.size();
+  return total;
+}
+
+/// "peer, hash" or, when one side ended, which one.
+std::string divergence_reason(const RankDivergence& d) {
+  if (!d.a) return fmt::format("A ends after {} operations", d.op_index);
+  if (!d.b) return fmt::format("B ends after {} operations", d.op_index);
+  return fmt::format("{}", fmt::join(d.fields, ", "));
+}
+
+std::string side_text(const std::optional<TraceEvent>& event, const TraceHeader& header) {
+  return !event ? std::string("(end of trace)") : describe_event(*event, header);
+}
+
+json side_json(const std::optional<TraceEvent>& event, const TraceHeader& header) {
+  return !event ? json(nullptr) : json::parse(format_event(*event, header));
+}
+
+std::string summary_line(const TraceDiff& diff, std::string_view a_name, std::string_view b_name) {
+  const std::string sides =
+      fmt::format("A {} ({} ops), B {} ({} ops)", a_name, diff.a_events, b_name, diff.b_events);
+  if (diff.identical()) {
+    return fmt::format("identical: {} ranks, no divergence; {}", diff.ranks_compared, sides);
+  }
+  std::string first = "header only";
+  if (!diff.divergences.empty()) {
+    const RankDivergence& d = diff.divergences.front();
+    first = fmt::format("first: rank {} at op #{}: {}", d.rank, d.op_index, divergence_reason(d));
+  }
+  return fmt::format("different: {} of {} ranks diverge, {} header differences ({}); {}",
+                     diff.divergences.size(), diff.ranks_compared, diff.header_differences.size(),
+                     first, sides);
+}
+
+}  // namespace
 
 std::vector<std::string> header_differences(const TraceHeader& a, const TraceHeader& b) {
   std::vector<std::string> out;
@@ -109,45 +150,6 @@ std::vector<std::string> header_differences(const TraceHeader& a, const TraceHea
   return out;
 }
 
-std::size_t event_count(const Trace& trace) {
-  std::size_t total = 0;
-  for (const auto& events : trace.ranks) total += events.size();
-  return total;
-}
-
-/// "peer, hash" or, when one side ended, which one.
-std::string divergence_reason(const RankDivergence& d) {
-  if (d.a == nullptr) return fmt::format("A ends after {} operations", d.op_index);
-  if (d.b == nullptr) return fmt::format("B ends after {} operations", d.op_index);
-  return fmt::format("{}", fmt::join(d.fields, ", "));
-}
-
-std::string side_text(const TraceEvent* event, const TraceHeader& header) {
-  return event == nullptr ? std::string("(end of trace)") : describe_event(*event, header);
-}
-
-json side_json(const TraceEvent* event, const TraceHeader& header) {
-  return event == nullptr ? json(nullptr) : json::parse(format_event(*event, header));
-}
-
-std::string summary_line(const TraceDiff& diff, std::string_view a_name, std::string_view b_name) {
-  const std::string sides = fmt::format("A {} ({} ops), B {} ({} ops)", a_name,
-                                        event_count(*diff.a), b_name, event_count(*diff.b));
-  if (diff.identical()) {
-    return fmt::format("identical: {} ranks, no divergence; {}", diff.ranks_compared, sides);
-  }
-  std::string first = "header only";
-  if (!diff.divergences.empty()) {
-    const RankDivergence& d = diff.divergences.front();
-    first = fmt::format("first: rank {} at op #{}: {}", d.rank, d.op_index, divergence_reason(d));
-  }
-  return fmt::format("different: {} of {} ranks diverge, {} header differences ({}); {}",
-                     diff.divergences.size(), diff.ranks_compared, diff.header_differences.size(),
-                     first, sides);
-}
-
-}  // namespace
-
 const std::vector<std::string_view>& compared_fields() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;
@@ -170,8 +172,10 @@ std::vector<std::string_view> differing_fields(const TraceEvent& a, const TraceH
 
 TraceDiff diff_traces(const Trace& a, const Trace& b) {
   TraceDiff diff;
-  diff.a = &a;
-  diff.b = &b;
+  diff.a_header = a.header;
+  diff.b_header = b.header;
+  diff.a_events = event_count(a);
+  diff.b_events = event_count(b);
   diff.header_differences = header_differences(a.header, b.header);
   const std::size_t ranks = std::max(a.ranks.size(), b.ranks.size());
   diff.ranks_compared = static_cast<int>(ranks);
@@ -191,8 +195,8 @@ std::string format_diff(const TraceDiff& diff, std::string_view a_name, std::str
   }
   for (const RankDivergence& d : diff.divergences) {
     fmt::format_to(it, "rank {}: first divergence at op #{}: {}\n  A: {}\n  B: {}\n", d.rank,
-                   d.op_index, divergence_reason(d), side_text(d.a, diff.a->header),
-                   side_text(d.b, diff.b->header));
+                   d.op_index, divergence_reason(d), side_text(d.a, diff.a_header),
+                   side_text(d.b, diff.b_header));
   }
   out += summary_line(diff, a_name, b_name);
   out += '\n';
@@ -206,15 +210,15 @@ json diff_to_json(const TraceDiff& diff, std::string_view a_name, std::string_vi
                      {"op_index", d.op_index},
                      {"reason", divergence_reason(d)},
                      {"fields", d.fields},
-                     {"a", side_json(d.a, diff.a->header)},
-                     {"b", side_json(d.b, diff.b->header)}});
+                     {"a", side_json(d.a, diff.a_header)},
+                     {"b", side_json(d.b, diff.b_header)}});
   }
-  const auto side = [](std::string_view name, const Trace& trace) {
-    return json{
-        {"path", name}, {"world_size", trace.header.world_size}, {"events", event_count(trace)}};
+  const auto side = [](std::string_view name, const TraceHeader& header, std::uint64_t events) {
+    return json{{"path", name}, {"world_size", header.world_size}, {"events", events}};
   };
-  return {{"identical", diff.identical()},    {"a", side(a_name, *diff.a)},
-          {"b", side(b_name, *diff.b)},       {"compared_fields", compared_fields()},
+  return {{"identical", diff.identical()},
+          {"a", side(a_name, diff.a_header, diff.a_events)},
+          {"b", side(b_name, diff.b_header, diff.b_events)},      {"compared_fields", compared_fields()},
           {"ignored", {"lamport", "config"}}, {"header_differences", diff.header_differences},
           {"ranks", std::move(ranks)},        {"summary", summary_line(diff, a_name, b_name)}};
 }

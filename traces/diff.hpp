@@ -13,7 +13,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,15 +36,18 @@ std::vector<std::string_view> differing_fields(const TraceEvent& a, const TraceH
 struct RankDivergence {
   int rank = 0;
   std::size_t op_index = 0;       ///< position in the rank's sequence, from 0
-  const TraceEvent* a = nullptr;  ///< nullptr: A's sequence ended before this operation
-  const TraceEvent* b = nullptr;
+  std::optional<TraceEvent> a;    ///< nullopt: A's sequence ended before this operation
+  std::optional<TraceEvent> b;
   std::vector<std::string_view> fields;  ///< differing fields; empty when a side ended
 };
 
-/// The result of comparing two traces. Points into both traces: they must outlive it.
+/// The result of comparing two traces; it keeps what it reports (the traces need not outlive
+/// it, and diff_trace_files never holds them whole).
 struct TraceDiff {
-  const Trace* a = nullptr;
-  const Trace* b = nullptr;
+  TraceHeader a_header;
+  TraceHeader b_header;
+  std::uint64_t a_events = 0;
+  std::uint64_t b_events = 0;
   std::vector<std::string> header_differences;
   std::vector<RankDivergence> divergences;  ///< one per diverging rank, by rank
   int ranks_compared = 0;
@@ -51,6 +57,16 @@ struct TraceDiff {
 
 /// Compares `a` and `b` by the rules at the top of this file.
 TraceDiff diff_traces(const Trace& a, const Trace& b);
+
+/// The same for two JSON Lines files, read side by side: memory grows with how far the
+/// files' orders drift apart (about one rank's events for files ranklab wrote, which list
+/// each rank's events together), not with their size. Files that need what read_trace does
+/// across a whole file (a rank's events out of rank_seq order), and malformed ones, are
+/// read whole, so results and errors are read_trace's.
+TraceDiff diff_trace_files(const std::filesystem::path& a, const std::filesystem::path& b);
+
+/// The header differences that count (the list at the top of this file).
+std::vector<std::string> header_differences(const TraceHeader& a, const TraceHeader& b);
 
 /// The report as text: one block per diverging rank, then a one-line summary starting
 /// with "identical:" or "different:".

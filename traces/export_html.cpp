@@ -27,32 +27,14 @@ constexpr std::int64_t kHidden = -1;
 /// the earliest events win, so the page shows a complete prefix of the run.
 std::vector<std::vector<std::int64_t>> assign_slots(const Trace& trace, const Timeline& timeline,
                                                     std::size_t limit) {
-  struct Candidate {
-    double start;
-    int rank;
-    std::size_t index;
-  };
-  std::vector<Candidate> candidates;
-  for (std::size_t rank = 0; rank < trace.ranks.size(); ++rank) {
-    for (std::size_t index = 0; index < trace.ranks[rank].size(); ++index) {
-      const int r = static_cast<int>(rank);
-      candidates.push_back({timeline.at({r, index}).start_ns, r, index});
-    }
-  }
-  const bool limited = limit != 0 && candidates.size() > limit;
-  if (limited) {
-    const auto earlier = [](const Candidate& a, const Candidate& b) {
-      return std::tie(a.start, a.rank, a.index) < std::tie(b.start, b.rank, b.index);
-    };
-    std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(limit),
-                     candidates.end(), earlier);
-    candidates.resize(limit);
-  }
+  const std::vector<std::vector<bool>> shown = earliest_events(trace, timeline, limit);
   std::vector<std::vector<std::int64_t>> slots(trace.ranks.size());
   for (std::size_t rank = 0; rank < trace.ranks.size(); ++rank) {
-    slots[rank].assign(trace.ranks[rank].size(), limited ? kHidden : 0);
+    slots[rank].resize(trace.ranks[rank].size());
+    for (std::size_t index = 0; index < slots[rank].size(); ++index) {
+      slots[rank][index] = shown[rank][index] ? 0 : kHidden;
+    }
   }
-  for (const Candidate& c : candidates) slots[static_cast<std::size_t>(c.rank)][c.index] = 0;
   // Number the drawn events of each rank in time order: the page's slot indices.
   for (std::size_t rank = 0; rank < slots.size(); ++rank) {
     std::int64_t next = 0;

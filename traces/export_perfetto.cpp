@@ -6,11 +6,13 @@
 #include <iterator>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "traces/event_text.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/messages.hpp"
 #include "traces/output_file.hpp"
+#include "traces/progress.hpp"
 #include "traces/timeline.hpp"
 
 namespace ranklab {
@@ -97,10 +99,13 @@ bool has_timed_compute(const std::vector<TraceEvent>& events) {
 /// The rank's compute events on its compute thread, where the cost model put them (virtual
 /// time only: a logical axis has no durations for compute).
 void add_compute_slices(EventWriter& events, const Trace& trace, const Timeline& timeline,
-                        int rank) {
+                        int rank, const std::vector<bool>& shown) {
   if (timeline.base() != TimeBase::virtual_time) return;
   const int tid = compute_tid(trace.header.world_size, rank);
-  for (const TraceEvent& e : trace.ranks[static_cast<std::size_t>(rank)]) {
+  const auto& rank_events = trace.ranks[static_cast<std::size_t>(rank)];
+  for (std::size_t index = 0; index < rank_events.size(); ++index) {
+    if (!shown[index]) continue;
+    const TraceEvent& e = rank_events[index];
     for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
       for (const ComputeItem& item : work->items) {
         if (item.vt_start_ns == kNoTime || item.vt_end_ns == kNoTime) continue;
@@ -118,9 +123,12 @@ void add_compute_slices(EventWriter& events, const Trace& trace, const Timeline&
   }
 }
 
-void add_slices(EventWriter& events, const Trace& trace, const Timeline& timeline, int rank) {
+void add_slices(EventWriter& events, const Trace& trace, const Timeline& timeline, int rank,
+                const std::vector<bool>& shown, Progress& progress, std::size_t& written) {
   const auto& rank_events = trace.ranks[static_cast<std::size_t>(rank)];
   for (std::size_t index : timeline.order(rank)) {
+    if (!shown[index]) continue;
+    progress.update(++written);
     const TraceEvent& event = rank_events[index];
     const Placement& at = timeline.at({rank, index});
     std::string name = event_label(event, trace.header);
@@ -142,10 +150,15 @@ double inside(const Placement& slice, double at) {
 /// post, inside the send's slice) and lands on the receive's completion (the end of its
 /// slice), so it never points back in time: a receive completes no earlier than its send
 /// was posted, on either axis.
-void add_flows(EventWriter& events, const Trace& trace, const Timeline& timeline) {
+void add_flows(EventWriter& events, const Trace& trace, const Timeline& timeline,
+               const std::vector<std::vector<bool>>& shown) {
+  const auto drawn = [&](EventRef ref) {
+    return shown[static_cast<std::size_t>(ref.rank)][ref.index];
+  };
   std::uint64_t id = 0;
   for (const MessageLink& link : link_messages(trace).links) {
     ++id;
+    if (!drawn(link.send) || !drawn(link.recv)) continue;
     const std::string name = fmt::format("\"msg {}:{}\"", link.id.sender, link.id.sender_seq);
     const Placement& send = timeline.at(link.send);
     const Placement& recv = timeline.at(link.recv);
@@ -159,38 +172,56 @@ void add_flows(EventWriter& events, const Trace& trace, const Timeline& timeline
   }
 }
 
-std::string other_data(const Trace& trace, const Timeline& timeline) {
-  const nlohmann::json data = {{"source", "ranklab"},
-                               {"trace_version", trace.header.version},
-                               {"world_size", trace.header.world_size},
-                               {"time_base", to_string(timeline.base())},
-                               {"time_unit", axis_unit(timeline.base())},
-                               {"config", trace.header.config}};
+std::string other_data(const Trace& trace, const Timeline& timeline,
+                       const PerfettoSummary& summary) {
+  nlohmann::json data = {{"source", "ranklab"},
+                         {"trace_version", trace.header.version},
+                         {"world_size", trace.header.world_size},
+                         {"time_base", to_string(timeline.base())},
+                         {"time_unit", axis_unit(timeline.base())},
+                         {"config", trace.header.config}};
+  if (summary.capped()) {
+    data["operations"] = summary.operations;
+    data["operations_written"] = summary.written;
+  }
   return data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
 
-void write_perfetto(std::ostream& out, const Trace& trace) {
+PerfettoSummary write_perfetto(std::ostream& out, const Trace& trace,
+                               const PerfettoOptions& options) {
   const Timeline timeline(trace);
-  out << R"({"displayTimeUnit":"ns","otherData":)" << other_data(trace, timeline)
+  const std::vector<std::vector<bool>> shown = earliest_events(trace, timeline, options.max_events);
+  PerfettoSummary summary;
+  for (const auto& events : trace.ranks) summary.operations += events.size();
+  summary.written = options.max_events == 0 ? summary.operations
+                                            : std::min(options.max_events, summary.operations);
+  out << R"({"displayTimeUnit":"ns","otherData":)" << other_data(trace, timeline, summary)
       << R"(,"traceEvents":[)";
   EventWriter events(out);
+  Progress progress("writing Perfetto JSON", summary.written, Progress::Unit::items, "operations");
+  std::size_t written = 0;
   for (std::size_t rank = 0; rank < trace.ranks.size(); ++rank) {
     const int r = static_cast<int>(rank);
     const bool compute = timeline.base() == TimeBase::virtual_time &&
                          has_timed_compute(trace.ranks[rank]);
     add_rank_metadata(events, r, trace.header.world_size, compute);
-    add_slices(events, trace, timeline, r);
-    if (compute) add_compute_slices(events, trace, timeline, r);
+    add_slices(events, trace, timeline, r, shown[rank], progress, written);
+    if (compute) add_compute_slices(events, trace, timeline, r, shown[rank]);
   }
-  add_flows(events, trace, timeline);
+  add_flows(events, trace, timeline, shown);
   events.flush();
   out << "\n]}\n";
+  return summary;
 }
 
-void write_perfetto_file(const std::filesystem::path& path, const Trace& trace) {
-  write_output_file(path, "Perfetto JSON", [&](std::ostream& out) { write_perfetto(out, trace); });
+PerfettoSummary write_perfetto_file(const std::filesystem::path& path, const Trace& trace,
+                                    const PerfettoOptions& options) {
+  PerfettoSummary summary;
+  write_output_file(path, "Perfetto JSON",
+                    [&](std::ostream& out) { summary = write_perfetto(out, trace, options); });
+  return summary;
 }
 
 }  // namespace ranklab

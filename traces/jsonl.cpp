@@ -17,7 +17,6 @@
 
 #include "traces/error.hpp"
 #include "traces/hash.hpp"
-#include "traces/input_file.hpp"
 
 namespace ranklab {
 namespace {
@@ -221,9 +220,5 @@ std::string format_event(const TraceEvent& event, const TraceHeader& header) {
   return fmt::to_string(buffer);
 }
 
-Trace read_trace_file(const std::filesystem::path& path) {
-  std::ifstream in = open_input_file(path, "trace file");
-  return read_trace(in, path.string());
-}
 
 }  // namespace ranklab

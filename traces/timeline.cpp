@@ -1,5 +1,7 @@
 #include "traces/timeline.hpp"
 
+#include <tuple>
+
 #include <algorithm>
 #include <numeric>
 
@@ -81,6 +83,40 @@ Timeline::Timeline(const Trace& trace) {
       return placed[a].start_ns < placed[b].start_ns;
     });
   }
+}
+
+std::vector<std::vector<bool>> earliest_events(const Trace& trace, const Timeline& timeline,
+                                               std::size_t limit) {
+  struct Candidate {
+    double start;
+    int rank;
+    std::size_t index;
+  };
+  std::size_t total = 0;
+  for (const auto& events : trace.ranks) total += events.size();
+  std::vector<std::vector<bool>> shown(trace.ranks.size());
+  const bool limited = limit != 0 && total > limit;
+  for (std::size_t rank = 0; rank < trace.ranks.size(); ++rank) {
+    shown[rank].assign(trace.ranks[rank].size(), !limited);
+  }
+  if (!limited) return shown;
+  std::vector<Candidate> candidates;
+  candidates.reserve(total);
+  for (std::size_t rank = 0; rank < trace.ranks.size(); ++rank) {
+    for (std::size_t index = 0; index < trace.ranks[rank].size(); ++index) {
+      const int r = static_cast<int>(rank);
+      candidates.push_back({timeline.at({r, index}).start_ns, r, index});
+    }
+  }
+  const auto earlier = [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.start, a.rank, a.index) < std::tie(b.start, b.rank, b.index);
+  };
+  std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(limit),
+                   candidates.end(), earlier);
+  for (std::size_t i = 0; i < limit; ++i) {
+    shown[static_cast<std::size_t>(candidates[i].rank)][candidates[i].index] = true;
+  }
+  return shown;
 }
 
 }  // namespace ranklab

@@ -62,4 +62,10 @@ class Timeline {
   double end_ns_ = 0;
 };
 
+/// Which events to draw when a viewer is given at most `limit` of them (0: no limit): the
+/// earliest on the axis (ties by rank, then index), `[rank][index]` like Trace::ranks. Both
+/// exporters cap big traces with it (HTML's --max-events, Perfetto's --perfetto-max-events).
+std::vector<std::vector<bool>> earliest_events(const Trace& trace, const Timeline& timeline,
+                                               std::size_t limit);
+
 }  // namespace ranklab

@@ -100,6 +100,24 @@ TEST_F(CliToolsTest, ExportWritesPerfettoAndHtml) {
   EXPECT_NE(tools_testing::read_text(html_path).find("<!DOCTYPE html>"), std::string::npos);
 }
 
+//! --perfetto-max-events: a capped file, and a line on stdout saying so; without a cap none.
+TEST_F(CliToolsTest, ExportSaysWhenPerfettoIsCapped) {
+  const std::string trace = record("seed.jsonl", "");
+  const auto json_path = dir_ / "seed.perfetto.json";
+  const CommandResult capped = ranklab("export " + trace + " --perfetto " +
+                                       shell_quoted(json_path) + " --perfetto-max-events 10");
+  ASSERT_EQ(capped.exit_code, 0) << capped.out << capped.err;
+  EXPECT_NE(capped.out.find("perfetto: capped: the earliest 10 of 108 operations are in the file "
+                            "(--perfetto-max-events 0 writes all)"),
+            std::string::npos)
+      << capped.out;
+  EXPECT_EQ(nlohmann::json::parse(tools_testing::read_text(json_path))["otherData"]
+                ["operations_written"],
+            10);
+  const CommandResult all = ranklab("export " + trace + " --perfetto " + shell_quoted(json_path));
+  EXPECT_EQ(all.out.find("capped:"), std::string::npos) << all.out;
+}
+
 //! A 1F1B step timed with --cost: every arrow of its Perfetto export leaves its send and
 //! lands on its receive's completion (before the fix 20 of 32 ended before they started),
 //! and each rank's compute events are slices on its compute thread.

@@ -80,8 +80,8 @@ TEST(DiffTest, ShorterSequenceDivergesWhereItEnds) {
   ASSERT_EQ(diff.divergences.size(), 1u);
   const RankDivergence& d = diff.divergences[0];
   EXPECT_EQ(d.op_index, a.ranks[0].size() - 1);
-  EXPECT_NE(d.a, nullptr);
-  EXPECT_EQ(d.b, nullptr);
+  EXPECT_TRUE(d.a.has_value());
+  EXPECT_FALSE(d.b.has_value());
   const std::string text = format_diff(diff, "a", "b");
   EXPECT_NE(text.find("B ends after 10 operations"), std::string::npos) << text;
   EXPECT_NE(text.find("  B: (end of trace)"), std::string::npos) << text;
@@ -164,7 +164,7 @@ TEST(DiffTest, WildcardExamplesDiverge) {
   const TraceDiff diff = diff_traces(a, b);
   ASSERT_FALSE(diff.divergences.empty());
   const RankDivergence& d = diff.divergences.front();
-  ASSERT_NE(d.a, nullptr);
+  ASSERT_TRUE(d.a.has_value());
   EXPECT_EQ(d.a->op, OpKind::recv);
   EXPECT_NE(std::find(d.fields.begin(), d.fields.end(), "peer"), d.fields.end());
 }

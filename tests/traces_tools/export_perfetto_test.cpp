@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "tests/support/temp_dir.hpp"
@@ -149,6 +150,42 @@ TEST(ExportPerfettoTest, ComputeSlicesOnVirtualTime) {
   std::ostringstream untimed;
   write_perfetto(untimed, plain);
   EXPECT_EQ(untimed.str().find("\"compute\""), std::string::npos);
+}
+
+//! --perfetto-max-events: only the earliest N operations get slices, arrows only between
+//! drawn ones, and the file and the summary say how many of how many.
+TEST(ExportPerfettoTest, CapKeepsTheEarliestOperations) {
+  const Trace trace = sample_trace();
+  const json full = export_json(trace);
+  std::ostringstream out;
+  const PerfettoSummary summary = write_perfetto(out, trace, {.max_events = 7});
+  const json doc = json::parse(out.str());
+  EXPECT_EQ(tools_testing::chrome_trace_problems(doc), std::vector<std::string>{});
+  EXPECT_TRUE(summary.capped());
+  EXPECT_EQ(summary.operations, 18u);
+  EXPECT_EQ(summary.written, 7u);
+  EXPECT_EQ(doc["otherData"]["operations"], 18);
+  EXPECT_EQ(doc["otherData"]["operations_written"], 7);
+  const std::vector<json> slices = events_with_ph(doc, "X");
+  ASSERT_EQ(slices.size(), 7u);
+  // The earliest: no drawn slice starts after one left out.
+  double latest_drawn = 0;
+  for (const json& slice : slices) latest_drawn = std::max(latest_drawn, slice["ts"].get<double>());
+  std::size_t not_later = 0;
+  for (const json& slice : events_with_ph(full, "X")) {
+    if (slice["ts"].get<double>() <= latest_drawn) ++not_later;
+  }
+  EXPECT_GE(not_later, 7u);
+  // One operation drawn: no arrow has both ends.
+  std::ostringstream one;
+  write_perfetto(one, trace, {.max_events = 1});
+  EXPECT_EQ(events_with_ph(json::parse(one.str()), "s").size(), 0u);
+  EXPECT_EQ(events_with_ph(full, "s").size(), 1u);
+  // No cap, or a cap above the count: everything, and otherData says nothing of a cap.
+  std::ostringstream all;
+  EXPECT_FALSE(write_perfetto(all, trace, {.max_events = 18}).capped());
+  EXPECT_EQ(json::parse(all.str()), full);
+  EXPECT_FALSE(full["otherData"].contains("operations_written"));
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // The contract under test (issue 5 §7): any input either reads as a trace or throws
 // TraceError with "NAME:LINE: reason"; anything else escaping (another exception type, a
 // crash, a sanitizer report) is a bug. A trace that reads must then survive diff, stats and
-// both exports, and round-trip through the writer.
+// both exports, and round-trip through the writer. Every line the reader's fast JSON parser
+// takes must parse the same with nlohmann (issue 17 §3).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include "traces/error.hpp"
 #include "traces/export_html.hpp"
 #include "traces/export_perfetto.hpp"
+#include "traces/fuzz/json_line_check.hpp"
 #include "traces/fuzz/trace_mutator.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/stats.hpp"
@@ -55,9 +58,21 @@ void exercise_tools(const ranklab::Trace& trace) {
   if (ranklab::read_trace(again, "rewritten") != trace) bug("write/read round trip", written.str());
 }
 
+/// The reader's fast parser takes only lines nlohmann takes, with the same values (else a
+/// line could decode differently, or an error lose its wording).
+void check_fast_parser(std::string_view text) {
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    const std::string problem = ranklab::fuzz::fast_parser_disagreement(text.substr(0, end));
+    if (!problem.empty()) bug("the fast JSON parser disagrees with nlohmann", problem);
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  check_fast_parser(std::string_view(reinterpret_cast<const char*>(data), size));
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   ranklab::Trace trace;
   try {
