@@ -287,16 +287,10 @@ class PreparedJob final : public TrainJob::Impl {
       report.virtual_time_json = virtual_times_to_json(times, *cost_);
     }
     report.run_ms = run.ms;
-    report.status = run.report.status;
-    report.summary = run.report.summary;
+    report.run = run.report;
     out.trace = std::move(run.trace);
     out.run = std::move(run.report);
-    report.faults = out.run.faults;
-    if (!out.run.ok()) {
-      report.details = out.run.details;
-      report.culprit = out.run.culprit;
-      return out;
-    }
+    if (!out.run.ok()) return out;
     report.dense_ms = dense_ms_;
     fill_checks(report, data_, reference_, run.results);
     fill_traffic(report, out.trace, algorithm_ == Algorithm::direct, sizeof(Scalar));

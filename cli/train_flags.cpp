@@ -20,8 +20,7 @@ std::string TrainFlags::first_given() const {
                                                 {"--virtual-stages", virtual_stages.has_value()},
                                                 {"--tp-comm", tp_comm.has_value()},
                                                 {"--init-from", !init_from.empty()},
-                                                {"--save", !save.empty()},
-                                                {"--json", json}};
+                                                {"--save", !save.empty()}};
   for (const auto& [name, is_given] : given) {
     if (is_given) return name;
   }
@@ -60,7 +59,8 @@ void add_train_flags(CLI::App& run, TrainFlags& f) {
   run.add_option("--save", f.save,
                  "write weights, data, dense and per-rank gradients and losses as a golden "
                  "directory (the reference's names)");
-  run.add_flag("--json", f.json, "print the results as JSON instead of text");
+  run.add_flag("--json", f.json,
+               "print the report as JSON instead of text (docs/json.md; logs stay on stderr)");
 }
 
 }  // namespace ranklab::cli
