@@ -147,26 +147,29 @@ class ReplayJob final : public Job {
     options.trace_sink = sink;
     options.trace_config = {{"program", "replay"}, {"replayed", path_}};
     JobOutcome out;
-    out.text = fmt::format("replay: policy {}, threads {}, send mode {}\n",
-                           options.policy.to_string(), options.threads,
-                           options.send_mode.to_string());
+    out.text = "replay: " + replay_cluster(options) + "\n";
+    const std::string cluster = replay_cluster(options);
     const SendMode send_mode = options.send_mode;
     ReplayOptions replay;
     replay.cluster = std::move(options);
     const ReplayReport report = replay_trace(trace_, replay);
     out.text += format_replay(report, path_);
+    out.json = replay_to_json(report, path_);
+    out.json["cluster"] = cluster;
     out.trace = sink->trace();
     if (cost_) {
       // As `ranklab replay` does: the recording is timed, the replayed trace annotated.
       const VirtualTimes times = time_trace(trace_, *cost_, send_mode);
       annotate(out.trace, trace_, times);
       out.text += format_virtual_times(times, *cost_);
+      out.json["virtual_time"] = virtual_times_to_json(times, *cost_);
     }
     out.exit_code = replay_exit_code(report);
     out.verdict = !report.run.ok()     ? report.run.summary
                   : report.reproduced() ? "reproduced: every operation as recorded"
-                                        : fmt::format("not reproduced: {} operations diverge",
-                                                      report.diverging_operations);
+                                        : fmt::format("not reproduced: {} diverge",
+                                                      plural(report.diverging_operations,
+                                                             "operation"));
     out.check_failed = "not reproduced";
     out.report = report.run;
     return out;

@@ -30,12 +30,6 @@ double elapsed_ms(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-bool parse_f64(std::string_view text) {
-  if (text == "f32" || text == "float32") return false;
-  if (text == "f64" || text == "float64") return true;
-  throw UsageError(fmt::format("unknown --dtype '{}': expected f32 or f64", text));
-}
-
 // A flag next to --init-from must agree with the set, which decides layout and shape.
 template <typename T, typename U>
 void check_agrees(const char* flag, const std::optional<T>& given, U value, const char* key,
@@ -69,7 +63,7 @@ void apply_golden(const TrainFlags& f, ParallelConfig& requested, ModelShape& sh
   shape = g.shape;
   spec.seed = g.seed;
   spec.init_from = dir;
-  spec.f64 = f.dtype ? parse_f64(*f.dtype) : !info.has_float32;
+  spec.f64 = f.dtype ? parse_dtype_f64(*f.dtype) : !info.has_float32;
   if (spec.f64 ? !info.has_float64 : !info.has_float32) {
     throw UsageError(fmt::format("{} holds no {} data", (dir / "manifest.json").string(),
                                  spec.f64 ? "float64" : "float32"));
@@ -347,7 +341,7 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
              .inter = f.inter.value_or(shape.inter),
              .layers = f.layers.value_or(shape.layers)};
     spec.seed = f.seed.value_or(0);
-    spec.f64 = parse_f64(f.dtype.value_or("f32"));
+    spec.f64 = parse_dtype_f64(f.dtype.value_or("f32"));
   }
   shape.validate();
   requested.validate();

@@ -93,8 +93,8 @@ void print_pipeline(std::ostream& out, const TrainReport& r) {
         p.schedule.compute_order(stage), std::to_string(p.schedule.peak_in_flight(stage)),
         fmt::format("{} ({} sent, {} received)", m.total(), m.sent, m.received),
         st < p.traced_messages.size()
-            ? fmt::format("{} on {} rank{}", p.traced_messages[st], p.ranks_per_stage,
-                          p.ranks_per_stage == 1 ? "" : "s")
+            ? fmt::format("{} on {}", p.traced_messages[st],
+                          plural(static_cast<std::size_t>(p.ranks_per_stage), "rank"))
             : "-"};
     for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
     rows.push_back(std::move(row));

@@ -111,8 +111,8 @@ detail::WaitGraph Fabric::build_wait_graph() const {
 std::string Fabric::deadlock_summary(const detail::WaitGraph& graph) const {
   int blocked = 0;
   for (const auto& slot : ranks_) blocked += slot->state == RankState::blocked;
-  std::string text = fmt::format("deadlock: {} rank{} blocked, none can proceed", blocked,
-                                 blocked == 1 ? "" : "s");
+  std::string text = fmt::format("deadlock: {} blocked, none can proceed",
+                                 plural(static_cast<std::size_t>(blocked), "rank"));
   if (!graph.cycles.empty()) text += "; cycle " + detail::format_cycle(graph.cycles.front());
   return text;
 }
