@@ -49,10 +49,13 @@ void print_without_result_lines(const std::string& text) {
   }
 }
 
-void write_trace_if_asked(const ClusterFlags& cluster, const Trace& trace, bool json) {
-  if (cluster.trace_path.empty()) return;
-  write_trace_creating_folders(cluster.trace_path, trace);
-  if (!json) std::cout << "trace: " << cluster.trace_path << "\n";
+void write_trace_if_asked(const ClusterFlags& cluster, const Trace& trace) {
+  if (!cluster.trace_path.empty()) write_trace_creating_folders(cluster.trace_path, trace);
+}
+
+// The text report's last line, when a trace was written.
+void print_trace_line(const ClusterFlags& cluster) {
+  if (!cluster.trace_path.empty()) std::cout << "trace: " << cluster.trace_path << "\n";
 }
 
 // The run's JSON document, with the trace it wrote.
@@ -70,7 +73,7 @@ int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster, bo
   const JobOutcome outcome = job.run(job.options());
   const JobOutcome reference = job.run(reference_options);
   const std::optional<Verdict> verdict = judge(outcome, &reference);
-  write_trace_if_asked(cluster, outcome.trace, json);
+  write_trace_if_asked(cluster, outcome.trace);
   write_wait_graph(cluster.wait_graph_path, outcome.report);
   const bool diverged = outcome.exit_code == 0 && verdict;
   const std::string policy = job.options().policy.to_string();
@@ -95,7 +98,7 @@ int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster, bo
     if (outcome.exit_code == 0) {
       std::cout << "compared with rank-order: the same results and per-rank events\n";
     }
-    if (!cluster.trace_path.empty()) std::cout << "trace: " << cluster.trace_path << "\n";
+    print_trace_line(cluster);
     return outcome.exit_code;
   }
   print_without_result_lines(outcome.text);
@@ -104,7 +107,7 @@ int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster, bo
   for (std::string line; std::getline(lines, line);) {
     std::cout << (line.empty() ? "" : "  ") << line << "\n";
   }
-  if (!cluster.trace_path.empty()) std::cout << "trace: " << cluster.trace_path << "\n";
+  print_trace_line(cluster);
   std::cout << "result: " << verdict->why << "\n";
   return 2;
 }
@@ -127,13 +130,13 @@ int run_command(const RunFlags& flags) {
   spdlog::info("starting {}", job->describe());
   const JobOutcome outcome = job->run(job->options());
   spdlog::info("run ended: {}", to_string(outcome.report.status));
-  write_trace_if_asked(flags.cluster, outcome.trace, json);
+  write_trace_if_asked(flags.cluster, outcome.trace);
   write_wait_graph(flags.cluster.wait_graph_path, outcome.report);
   if (json) {
     print_json(outcome.json, flags.cluster);
   } else {
     std::cout << outcome.text;
-    if (!flags.cluster.trace_path.empty()) std::cout << "trace: " << flags.cluster.trace_path << "\n";
+    print_trace_line(flags.cluster);
   }
   return outcome.exit_code;
 }

@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include "comm/errors.hpp"
-#include "emulator/report.hpp"
 
 namespace ranklab::cli {
 namespace {
