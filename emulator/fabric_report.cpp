@@ -1,6 +1,7 @@
 // What the fabric says when a run ends badly: the wait-for graph and its cycles, the
 // culprits, every blocked operation and each rank's last events; and the final report.
 #include <algorithm>
+#include <new>
 #include <set>
 
 #include "comm/errors.hpp"
@@ -229,7 +230,12 @@ FailureAnalysis Fabric::failure_analysis(int root_rank) const {
   out.headline = fmt::format("RANK FAILURE: rank {} failed first (root cause): {}", root_rank,
                              without_rank_prefix(root_rank,
                                                  ranks_[static_cast<std::size_t>(root_rank)]->error));
-  list_blocked(out);  // where the surviving ranks wait, as the failure leaves them
+  try {
+    list_blocked(out);  // where the surviving ranks wait, as the failure leaves them
+  } catch (const std::bad_alloc&) {  // out of memory: the report goes without the list
+    out.blocked.clear();
+    out.blocked_total = 0;
+  }
   out.last_events.push_back(recent_events(root_rank));
   return out;
 }

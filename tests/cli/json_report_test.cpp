@@ -297,6 +297,33 @@ std::vector<std::string> documented_fields(const std::string& heading) {
   return fields;
 }
 
+// The top-level fields docs/json.md lists for one command: the backquoted names of the
+// paragraph that starts with `start`, outside parentheses and before "Only".
+std::vector<std::string> command_fields(const std::string& start) {
+  const std::string doc =
+      read_file(std::filesystem::path(RANKLAB_SOURCE_DIR) / "docs/json.md");
+  const std::size_t at = doc.find("\n" + start);
+  EXPECT_NE(at, std::string::npos) << start;
+  std::string paragraph = doc.substr(at + 1, doc.find("\n\n", at + 1) - at - 1);
+  paragraph = paragraph.substr(start.size());
+  paragraph = paragraph.substr(0, paragraph.find("Only"));
+  std::string outside;
+  int depth = 0;
+  for (const char c : paragraph) {
+    depth += c == '(';
+    if (depth == 0) outside += c;
+    depth -= c == ')' && depth > 0;
+  }
+  std::vector<std::string> fields;
+  const std::regex name("`([a-z_]+)`");
+  for (auto it = std::sregex_iterator(outside.begin(), outside.end(), name);
+       it != std::sregex_iterator(); ++it) {
+    fields.push_back((*it)[1]);
+  }
+  EXPECT_FALSE(fields.empty()) << start;
+  return fields;
+}
+
 void expect_fields(const Json& j, const std::vector<std::string>& fields, const std::string& what) {
   for (const std::string& f : fields) EXPECT_TRUE(j.contains(f)) << what << " lacks " << f;
 }
@@ -325,6 +352,16 @@ TEST(JsonReportTest, DocumentedFieldsArePresent) {
   const Both diff = run_both({"diff", example("allreduce_w8.jsonl"), example("allreduce_w8.jsonl")});
   const Both stats = run_both({"stats", example("allreduce_w8.jsonl")});
   for (const Both* b : {&schedule, &diff, &stats}) expect_fields(b->json, every, "document");
+
+  expect_fields(main_job.json, command_fields("**run, the main job**"), "the main job");
+  expect_fields(scenario.json, command_fields("**run --scenario**"), "a scenario");
+  expect_fields(replay.json, command_fields("**replay**"), "replay");
+  expect_fields(explore.json, command_fields("**explore**"), "explore");
+  expect_fields(schedule.json, command_fields("**schedule**"), "schedule");
+  expect_fields(diff.json, command_fields("**diff**"), "diff");
+  expect_fields(stats.json, command_fields("**stats**"), "stats");
+  const Both compared = run_both({"run", "--scenario", "ring", "--compare-rank-order"});
+  expect_fields(compared.json, command_fields("**run --compare-rank-order**"), "comparison");
 }
 
 }  // namespace
