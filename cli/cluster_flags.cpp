@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "cli/choice_flags.hpp"
 #include "comm/errors.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/output_file.hpp"
@@ -16,19 +17,27 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
     command.add_option("--world", flags.world, "number of ranks (default: the program's own)");
   }
   command.add_option("--policy", flags.policy,
-                     "scheduling policy: rank-order, random:SEED, pct:SEED[:DEPTH]")
+                     "scheduling policy; preempt (what explore's shrunk: lines print) runs "
+                     "rank order but for the listed ranks at the listed scheduling steps")
+      ->check(parsed_as("{rank-order,random:SEED,pct:SEED[:DEPTH],preempt:STEP=RANK,...}",
+                        SchedulePolicy::parse))
       ->capture_default_str();
   command.add_option("--threads", flags.threads, "OS threads running the rank fibers")
       ->capture_default_str();
   command.add_option("--send-mode", flags.send_mode, "rendezvous, eager, or eager<=BYTES")
+      ->check(parsed_as("{rendezvous,eager,eager<=BYTES}", SendMode::parse))
       ->capture_default_str();
   if (set == ClusterFlagSet::program) {
     command
         .add_option("--algo", flags.algorithm,
-                    "default collective algorithm: direct, ring, tree, recursive-doubling, "
-                    "halving-doubling, dissemination, pairwise; with --backend mpi also mpi, "
-                    "the MPI library's own collectives (fastest; floating-point results then "
-                    "agree with the others only within rounding)")
+                    "default collective algorithm; mpi (with --backend mpi only) is the MPI "
+                    "library's own collectives (fastest; floating-point results then agree "
+                    "with the others only within rounding)")
+        ->check(parsed_as("{direct,ring,tree,recursive-doubling,halving-doubling,"
+                          "dissemination,pairwise,mpi}",
+                          [](const std::string& name) {
+                            if (name != "mpi") parse_algorithm_flag(name);
+                          }))
         ->capture_default_str();
   }
   command.add_option("--timeout-ms", flags.timeout_ms,
@@ -113,24 +122,31 @@ std::shared_ptr<JsonlFileSink> open_trace_sink(const ClusterFlags& flags) {
   return std::make_shared<JsonlFileSink>(flags.trace_path);
 }
 
-Algorithm to_algorithm(const ClusterFlags& flags) {
-  const auto algorithm = parse_algorithm(flags.algorithm);
+Algorithm parse_algorithm_flag(std::string_view name) {
+  const auto algorithm = parse_algorithm(name);
   if (!algorithm || *algorithm == Algorithm::automatic) {
     throw UsageError(fmt::format(
         "unknown --algo '{}': expected direct, ring, tree, recursive-doubling, halving-doubling, "
         "dissemination or pairwise",
-        flags.algorithm));
+        name));
   }
   return *algorithm;
 }
 
-void configure_logging(const std::string& level) {
-  const auto parsed = spdlog::level::from_str(level);
+Algorithm to_algorithm(const ClusterFlags& flags) { return parse_algorithm_flag(flags.algorithm); }
+
+spdlog::level::level_enum parse_log_level(std::string_view level) {
+  const auto parsed = spdlog::level::from_str(std::string(level));
   if (parsed == spdlog::level::off && level != "off") {
     throw UsageError(fmt::format(
         "unknown --log-level '{}': expected trace, debug, info, warn, error, critical or off",
         level));
   }
+  return parsed;
+}
+
+void configure_logging(const std::string& level) {
+  const auto parsed = parse_log_level(level);
   auto logger = spdlog::stderr_color_mt("ranklab");
   logger->set_level(parsed);
   logger->set_pattern("[%l] %v");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <spdlog/common.h>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,10 @@ std::shared_ptr<JsonlFileSink> open_trace_sink(const ClusterFlags& flags);
 
 /// The --algo value; throws UsageError listing the known names.
 Algorithm to_algorithm(const ClusterFlags& flags);
+/// --algo's value; throws UsageError naming the algorithms for another.
+Algorithm parse_algorithm_flag(std::string_view name);
+/// --log-level's value: "trace" ... "off"; throws UsageError for another.
+spdlog::level::level_enum parse_log_level(std::string_view level);
 
 /// Sets spdlog's level from --log-level; logs go to stderr, results to stdout.
 void configure_logging(const std::string& level);

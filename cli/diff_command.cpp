@@ -4,6 +4,7 @@
 
 #include "traces/diff.hpp"
 #include "cli/trace_input_flags.hpp"
+#include "emulator/report_json.hpp"
 
 namespace ranklab::cli {
 
@@ -17,7 +18,7 @@ CLI::App& add_diff_command(CLI::App& app, DiffFlags& flags) {
                   "second trace, in the same format (with pytorch-fr: a folder of dumps, or one)")
       ->required();
   add_format_flag(diff, flags.format);
-  diff.add_flag("--json", flags.json, "print the report as JSON");
+  diff.add_flag("--json", flags.json, "print the report as JSON instead of text (docs/json.md)");
   return diff;
 }
 
@@ -28,7 +29,11 @@ int diff_command(const DiffFlags& flags) {
                              : diff_traces(read_trace_input(flags.format, {flags.a}),
                                            read_trace_input(flags.format, {flags.b}));
   if (flags.json) {
-    std::cout << diff_to_json(diff, flags.a, flags.b).dump(2) << "\n";
+    nlohmann::ordered_json doc = report_header(
+        "diff", diff.identical() ? "identical" : "different",
+        diff.identical() ? 0 : kExitDifferent);
+    doc.update(nlohmann::ordered_json(diff_to_json(diff, flags.a, flags.b)));
+    std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << format_diff(diff, flags.a, flags.b);
   }

@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 #include <tbb/info.h>
 
+#include "cli/choice_flags.hpp"
 #include "cli/explore.hpp"
+#include "cli/explore_report.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "comm/errors.hpp"
@@ -70,7 +72,6 @@ Flags parse_subcommand(const char* name, const std::vector<std::string>& args, A
   const std::pair<const char*, const char*> refused[] = {
       {"--policy", "explore chooses the schedules (see --strategy)"},
       {"--threads", "every schedule runs on one thread, so that it reproduces"},
-      {"--json", "explore prints its own report"},
       {"--save", "explore runs the job many times"}};
   for (const auto& [flag, why] : refused) {
     const CLI::Option* option = command.get_option_no_throw(flag);
@@ -113,15 +114,33 @@ Target make_target(const ExploreFlags& flags) {
   return t;
 }
 
-void write_failing_trace(const std::string& path, const Trace& trace) {
-  if (path.empty()) return;
+// Writes the failing schedule's trace if asked; returns the path written (or empty).
+std::string write_failing_trace(const std::string& path, const Trace& trace) {
+  if (path.empty()) return {};
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   write_trace_file(path, trace);
-  std::cout << "trace of the failing schedule: " << path << "\n";
+  return path;
 }
 
+// explore's usage names what it explores: its TRACE is one of the arguments it passes on,
+// so CLI11 cannot know it.
+class ExploreUsage final : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string name) const override {
+    return "Usage: " + name +
+           " [OPTIONS] (--scenario NAME | --run [ARGS...] | TRACE [ARGS...])\n  ARGS: the "
+           "arguments of `ranklab run` (or of `ranklab replay` after a TRACE)\n";
+  }
+};
+
 }  // namespace
+
+Strategy parse_strategy(std::string_view text) {
+  if (text == "random") return Strategy::random;
+  if (text == "pct") return Strategy::pct;
+  throw UsageError(fmt::format("unknown --strategy '{}': expected random or pct", text));
+}
 
 CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
   CLI::App& explore = *app.add_subcommand(
@@ -136,20 +155,23 @@ CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
                    "does not know (no --scenario: the main job)");
   explore.add_option("--runs", flags.runs, "schedules to run, rank-order first")
       ->capture_default_str();
-  explore.add_option("--strategy", flags.strategy, "random or pct")->capture_default_str();
+  explore.add_option("--strategy", flags.strategy, "how schedules are drawn: random, or PCT")
+      ->check(parsed_as("{random,pct}", parse_strategy))
+      ->capture_default_str();
   explore.add_option("--depth", flags.depth, "PCT's bug depth")->capture_default_str();
   explore.add_option("--jobs", flags.jobs, "schedules run at once (default: one per core)");
   explore.add_flag("--no-shrink", flags.no_shrink, "do not shrink the failing schedule");
+  explore.add_flag("--json", flags.json,
+                   "print the report as JSON instead of text (docs/json.md; the failing run's "
+                   "own report under failure.run)");
   explore.allow_extras();
+  explore.formatter(std::make_shared<ExploreUsage>());
   return explore;
 }
 
 int explore_command(ExploreFlags flags, const CLI::App& command) {
   flags.run_args = command.remaining();
   if (flags.runs < 1) throw UsageError(fmt::format("--runs must be at least 1, got {}", flags.runs));
-  if (flags.strategy != "random" && flags.strategy != "pct") {
-    throw UsageError(fmt::format("unknown --strategy '{}': expected random or pct", flags.strategy));
-  }
   if (flags.depth < 1 || flags.depth > 1000) {
     throw UsageError(fmt::format("--depth must be 1..1000, got {}", flags.depth));
   }
@@ -160,12 +182,17 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   const Job* job = target.job.get();
 
   ExploreOptions options{.runs = flags.runs,
-                         .strategy = flags.strategy == "pct" ? Strategy::pct : Strategy::random,
+                         .strategy = parse_strategy(flags.strategy),
                          .pct_depth = flags.depth,
                          .jobs = flags.jobs.value_or(tbb::info::default_concurrency()),
                          .shrink = !flags.no_shrink};
-  std::cout << fmt::format("explore: {}: {} schedules ({} after rank-order), {} jobs\n",
-                           job->describe(), options.runs, flags.strategy, options.jobs);
+  ExploreReport report{.target = job->describe(),
+                       .strategy = flags.strategy,
+                       .jobs = options.jobs,
+                       .planned = options.runs};
+  // The header first: a long exploration shows what it explores while it runs.
+  if (!flags.json) print_header(std::cout, report);
+  std::cout << std::flush;
   // Schedules take milliseconds each: the clock is looked at on every one.
   Progress progress("explore", static_cast<std::uint64_t>(std::max(options.runs, 1)),
                     Progress::Unit::items, "schedules");
@@ -174,47 +201,45 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   };
   const ExploreResult result = explore(*job, options);
   progress.finish();
+  report.planned = result.planned;
+  report.executed = result.executed;
+  report.seconds = result.seconds;
 
-  const double rate = result.seconds > 0 ? result.executed / result.seconds : 0.0;
-  if (!result.failure) {
-    std::cout << fmt::format(
-        "result: ok: {} schedules passed with the same results and per-rank traces as "
-        "rank-order ({} runs in {:.2f} s, {:.0f} schedules/s)\n",
-        result.planned, result.executed, result.seconds, rate);
-    return 0;
+  const JobOutcome* reported = nullptr;
+  if (result.failure) {
+    const Failure& f = *result.failure;
+    const bool nondeterminism = f.verdict.kind == "nondeterminism";
+    const std::string name = f.policy.to_string();
+    ExploreReport::Finding finding{
+        .schedule = f.index + 1,
+        .policy = name,
+        .verdict = f.verdict,
+        .report = nondeterminism
+                      ? describe_difference(result.reference, f.outcome, "rank-order", name)
+                      : f.outcome.text,
+        .run = f.outcome.json,
+        .reproduce = reproduce_command(target.command, target.args, f.policy, nondeterminism),
+        .exit_code = f.outcome.exit_code != 0 ? f.outcome.exit_code : 2};
+    reported = &f.outcome;
+    if (result.shrunk) {
+      const ShrunkSchedule& s = *result.shrunk;
+      finding.shrunk = ExploreReport::Finding::Shrunk{
+          .preemptions = s.policy.preemptions.size(),
+          .preemptions_before = s.preemptions_before,
+          .runs = s.runs,
+          .reproduce = reproduce_command(target.command, target.args, s.policy, nondeterminism)};
+      reported = &s.outcome;
+    }
+    report.failure = std::move(finding);
+    report.failing_trace = write_failing_trace(target.cluster.trace_path, reported->trace);
+    write_wait_graph(target.cluster.wait_graph_path, reported->report);
   }
-  const Failure& f = *result.failure;
-  const std::string name = f.policy.to_string();
-  std::cout << fmt::format("schedule {} of {} (--policy {}) failed: {}\n\n", f.index + 1,
-                           result.planned, name, f.verdict.why);
-  // The failing run's report, indented so that its own result line reads as part of it.
-  const bool nondeterminism = f.verdict.kind == "nondeterminism";
-  std::istringstream report(nondeterminism
-                                ? describe_difference(result.reference, f.outcome, "rank-order", name)
-                                : f.outcome.text);
-  for (std::string line; std::getline(report, line);) {
-    std::cout << (line.empty() ? "" : "  ") << line << "\n";
+  if (flags.json) {
+    std::cout << to_json(report).dump(2) << "\n";
+  } else {
+    print_outcome(std::cout, report);
   }
-  std::cout << "\n";
-  std::cout << "reproduce: "
-            << reproduce_command(target.command, target.args, f.policy, nondeterminism) << "\n";
-  const JobOutcome* reported = &f.outcome;
-  if (result.shrunk) {
-    const ShrunkSchedule& s = *result.shrunk;
-    const std::size_t n = s.policy.preemptions.size();
-    std::cout << fmt::format(
-        "shrunk: {} preemption{} of rank order (from {}, in {} runs): {}\n", n, n == 1 ? "" : "s",
-        s.preemptions_before, s.runs,
-        reproduce_command(target.command, target.args, s.policy, nondeterminism));
-    reported = &s.outcome;
-  }
-  write_failing_trace(target.cluster.trace_path, reported->trace);
-  write_wait_graph(target.cluster.wait_graph_path, reported->report);
-  std::cout << fmt::format("result: {} at schedule {} of {} ({} run{} in {:.2f} s, {:.0f} "
-                           "schedules/s)\n",
-                           f.verdict.kind, f.index + 1, result.planned, result.executed,
-                           result.executed == 1 ? "" : "s", result.seconds, rate);
-  return f.outcome.exit_code != 0 ? f.outcome.exit_code : 2;
+  return report.exit_code();
 }
 
 }  // namespace ranklab::cli

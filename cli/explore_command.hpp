@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/explore.hpp"
+
 namespace ranklab::cli {
 
 struct ExploreFlags {
@@ -21,8 +23,12 @@ struct ExploreFlags {
   int depth = 3;
   std::optional<int> jobs;  ///< unset: one per hardware thread
   bool no_shrink = false;
+  bool json = false;
   std::vector<std::string> run_args;  ///< filled from the arguments explore does not know
 };
+
+/// --strategy's value; throws UsageError for another.
+Strategy parse_strategy(std::string_view text);
 
 /// Registers the subcommand; `flags` must outlive parsing.
 CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags);

@@ -6,6 +6,7 @@
 
 #include "cli/cost_flags.hpp"
 #include "cli/run_diagnosis.hpp"
+#include "cli/scenario_report.hpp"
 #include "cli/scenarios.hpp"
 #include "cli/trace_input_flags.hpp"
 #include "cli/train_command.hpp"
@@ -49,34 +50,35 @@ class ScenarioJob final : public Job {
                             {"scenario", scenario_.name},
                             {"count", params_.count},
                             {"algorithm", to_string(algorithm_)}};
-    std::ostringstream text;
-    text << fmt::format(
-        "scenario {}: world {}, policy {}, threads {}, send mode {}, algorithm {}\n",
-        scenario_.name, options.world_size, options.policy.to_string(), options.threads,
-        options.send_mode.to_string(), to_string(algorithm_));
+    ScenarioReport report{.scenario = scenario_.name,
+                          .world = options.world_size,
+                          .cluster = fmt::format("policy {}, threads {}, send mode {}, algorithm {}",
+                                                 options.policy.to_string(), options.threads,
+                                                 options.send_mode.to_string(),
+                                                 to_string(algorithm_))};
     const SendMode send_mode = options.send_mode;
     // First: it refuses a world too large for memory.
     Cluster cluster(std::move(options), algorithm_);
     ScenarioOutput output(cluster.options().world_size);
     JobOutcome out;
-    out.report =
+    report.run =
         cluster.run([&](Communicator& comm) { scenario_.body(comm, params_, output); });
-    for (const auto& line : output.lines()) {
-      text << line << "\n";
-      out.results += line + "\n";
-    }
+    report.output = output.lines();
+    for (const auto& line : report.output) out.results += line + "\n";
     out.trace = sink->trace();
-    if (!out.report.ok()) text << "\n" << out.report.details << "\n";
     if (cost_) {
       // Virtual time: the trace timed under the cost model, and annotated with it.
       const VirtualTimes times = time_trace(out.trace, *cost_, send_mode);
       annotate(out.trace, times);
-      text << "\n" << format_virtual_times(times, *cost_);
+      report.virtual_time = format_virtual_times(times, *cost_);
+      report.virtual_time_json = virtual_times_to_json(times, *cost_);
     }
-    print_diagnosis(text, out.report.culprit, out.report.faults);
-    text << "result: " << out.report.summary << "\n";
-    out.exit_code = exit_code(out.report.status);
-    out.verdict = out.report.summary;
+    std::ostringstream text;
+    print_text(text, report);
+    out.exit_code = exit_code(report.run.status);
+    out.verdict = report.run.summary;
+    out.json = to_json(report);
+    out.report = std::move(report.run);
     out.text = text.str();
     return out;
   }
@@ -110,6 +112,7 @@ class MainJob final : public Job {
     std::ostringstream text;
     print_text(text, run.report);
     out.text = text.str();
+    out.json = to_json(run.report);
     out.exit_code = run.report.exit_code();
     out.verdict = run.report.verdict();
     out.results = std::move(run.results);
@@ -144,26 +147,29 @@ class ReplayJob final : public Job {
     options.trace_sink = sink;
     options.trace_config = {{"program", "replay"}, {"replayed", path_}};
     JobOutcome out;
-    out.text = fmt::format("replay: policy {}, threads {}, send mode {}\n",
-                           options.policy.to_string(), options.threads,
-                           options.send_mode.to_string());
+    out.text = "replay: " + replay_cluster(options) + "\n";
+    const std::string cluster = replay_cluster(options);
     const SendMode send_mode = options.send_mode;
     ReplayOptions replay;
     replay.cluster = std::move(options);
     const ReplayReport report = replay_trace(trace_, replay);
     out.text += format_replay(report, path_);
+    out.json = replay_to_json(report, path_);
+    out.json["cluster"] = cluster;
     out.trace = sink->trace();
     if (cost_) {
       // As `ranklab replay` does: the recording is timed, the replayed trace annotated.
       const VirtualTimes times = time_trace(trace_, *cost_, send_mode);
       annotate(out.trace, trace_, times);
       out.text += format_virtual_times(times, *cost_);
+      out.json["virtual_time"] = virtual_times_to_json(times, *cost_);
     }
     out.exit_code = replay_exit_code(report);
     out.verdict = !report.run.ok()     ? report.run.summary
                   : report.reproduced() ? "reproduced: every operation as recorded"
-                                        : fmt::format("not reproduced: {} operations diverge",
-                                                      report.diverging_operations);
+                                        : fmt::format("not reproduced: {} diverge",
+                                                      plural(report.diverging_operations,
+                                                             "operation"));
     out.check_failed = "not reproduced";
     out.report = report.run;
     return out;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/replay_command.hpp"
@@ -20,6 +21,7 @@ struct JobOutcome {
   std::string verdict;   ///< the result line, without "result: "
   std::string results;   ///< the program's results as text: compared between schedules
   std::string text;      ///< everything `ranklab run` prints for this run, but the trace line
+  nlohmann::ordered_json json;  ///< the same report as `--json` prints it (docs/json.md)
   Trace trace;
   /// What exit code 2 means for this job: the main job's checks, or a replay's comparison.
   std::string check_failed = "check failed";

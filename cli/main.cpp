@@ -9,6 +9,7 @@
 #include <malloc.h>
 #endif
 
+#include "cli/choice_flags.hpp"
 #include "cli/cluster_flags.hpp"
 #include "cli/diff_command.hpp"
 #include "cli/explore_command.hpp"
@@ -48,7 +49,10 @@ int main(int argc, char** argv) {
     return std::string("ranklab: error: ") + e.what() + " (see --help)\n";
   });
   std::string log_level = "warn";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off")
+  const CLI::Validator log_levels = parsed_as(
+      "{trace,debug,info,warn,error,critical,off}", parse_log_level);
+  app.add_option("--log-level", log_level, "what is logged on stderr")
+      ->check(log_levels)
       ->capture_default_str();
 
   RunFlags run_flags;
@@ -69,7 +73,7 @@ int main(int argc, char** argv) {
   // --log-level is the whole command's, and may come after the subcommand too (CLI11's
   // fallthrough would also send explore's pass-through arguments up to `ranklab`).
   for (CLI::App* command : app.get_subcommands({})) {
-    command->add_option("--log-level", log_level, "as before the subcommand");
+    command->add_option("--log-level", log_level, "as before the subcommand")->check(log_levels);
   }
   refuse_negative_unsigned(app);
 

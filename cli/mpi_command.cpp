@@ -7,6 +7,7 @@
 
 #include "cli/cluster_flags.hpp"
 #include "cli/run_diagnosis.hpp"
+#include "cli/scenario_report.hpp"
 #include "cli/scenarios.hpp"
 #include "cli/train_command.hpp"
 #include "collectives/mpi/mpi_run.hpp"
@@ -128,18 +129,23 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
   for (const std::string& line : output.lines()) mine += line + "\n";
   const std::vector<std::string> lines = gather_to_rank0(mine);
   const int code = at_rank0(session, [&] {
-    std::ostringstream text;
-    text << fmt::format("scenario {}: world {}, backend mpi, send mode {}, algorithm {}\n",
-                        scenario.name, world, cluster.send_mode, algorithm_name(flags));
-    for (const std::string& rank_lines : lines) text << rank_lines;
-    if (!run.report.ok()) text << "\n" << run.report.details << "\n";
-    print_diagnosis(text, run.report.culprit, run.report.faults);
-    text << "result: " << run.report.summary << "\n";
-    std::cout << text.str();
+    ScenarioReport report{.scenario = scenario.name,
+                          .world = world,
+                          .cluster = fmt::format("backend mpi, send mode {}, algorithm {}",
+                                                 cluster.send_mode, algorithm_name(flags)),
+                          .run = run.report};
+    for (const std::string& rank_lines : lines) {
+      std::istringstream split(rank_lines);
+      for (std::string line; std::getline(split, line);) report.output.push_back(line);
+    }
+    nlohmann::ordered_json json = to_json(report);
+    if (!flags.train.json) print_text(std::cout, report);
     if (!flags.cluster.trace_path.empty()) {
       write_trace_creating_folders(flags.cluster.trace_path, run.trace);
-      std::cout << "trace: " << flags.cluster.trace_path << "\n";
+      if (!flags.train.json) std::cout << "trace: " << flags.cluster.trace_path << "\n";
     }
+    json["trace"] = flags.cluster.trace_path;
+    if (flags.train.json) std::cout << json.dump(2) << "\n";
     return exit_code(run.report.status);
   });
   return broadcast_from_rank0(code);

@@ -40,6 +40,11 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
   return command;
 }
 
+std::string replay_cluster(const ClusterOptions& options) {
+  return fmt::format("policy {}, threads {}, send mode {}", options.policy.to_string(),
+                     options.threads, options.send_mode.to_string());
+}
+
 Trace read_replay_input(const ReplayFlags& flags) {
   std::vector<std::string> paths = {flags.trace};
   paths.insert(paths.end(), flags.more_traces.begin(), flags.more_traces.end());
@@ -72,13 +77,14 @@ int replay_command(const ReplayFlags& flags) {
     write_trace_creating_folders(flags.cluster.trace_path, replayed);
   }
   if (flags.json) {
-    nlohmann::json doc = replay_to_json(report, input_name(flags.trace, flags.more_traces));
+    nlohmann::ordered_json doc =
+        replay_to_json(report, input_name(flags.trace, flags.more_traces));
+    doc["cluster"] = replay_cluster(options.cluster);
     if (times) doc["virtual_time"] = virtual_times_to_json(*times, *cost);
+    doc["written_trace"] = flags.cluster.trace_path;
     std::cout << doc.dump(2) << "\n";
   } else {
-    std::cout << fmt::format("replay: policy {}, threads {}, send mode {}\n",
-                             options.cluster.policy.to_string(), options.cluster.threads,
-                             options.cluster.send_mode.to_string())
+    std::cout << "replay: " << replay_cluster(options.cluster) << "\n"
               << format_replay(report, input_name(flags.trace, flags.more_traces));
     if (times) std::cout << format_virtual_times(*times, *cost);
     if (!flags.cluster.trace_path.empty())

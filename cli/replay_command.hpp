@@ -31,6 +31,10 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags);
 /// The trace `flags` names, in its --format (cli/trace_input_flags.hpp).
 Trace read_replay_input(const ReplayFlags& flags);
 
+/// "policy rank-order, threads 1, send mode rendezvous": the replay's cluster, as its report
+/// heads it.
+std::string replay_cluster(const ClusterOptions& options);
+
 /// Replays the trace and prints the report; returns the exit code.
 int replay_command(const ReplayFlags& flags);
 

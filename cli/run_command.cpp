@@ -50,37 +50,64 @@ void print_without_result_lines(const std::string& text) {
 }
 
 void write_trace_if_asked(const ClusterFlags& cluster, const Trace& trace) {
-  if (cluster.trace_path.empty()) return;
-  write_trace_creating_folders(cluster.trace_path, trace);
-  std::cout << "trace: " << cluster.trace_path << "\n";
+  if (!cluster.trace_path.empty()) write_trace_creating_folders(cluster.trace_path, trace);
+}
+
+// The text report's last line, when a trace was written.
+void print_trace_line(const ClusterFlags& cluster) {
+  if (!cluster.trace_path.empty()) std::cout << "trace: " << cluster.trace_path << "\n";
+}
+
+// The run's JSON document, with the trace it wrote.
+void print_json(nlohmann::ordered_json json, const ClusterFlags& cluster) {
+  json["trace"] = cluster.trace_path;
+  std::cout << json.dump(2) << "\n";
 }
 
 // The run under its policy, then under rank order: the same results and per-rank events, or
 // the first divergence and exit 2. So explore's `reproduce:` line for nondeterminism shows
 // the finding when run.
-int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster) {
+int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster, bool json) {
   ClusterOptions reference_options = job.options();
   reference_options.policy = SchedulePolicy{};
   const JobOutcome outcome = job.run(job.options());
   const JobOutcome reference = job.run(reference_options);
   const std::optional<Verdict> verdict = judge(outcome, &reference);
-  if (outcome.exit_code != 0 || !verdict) {
+  write_trace_if_asked(cluster, outcome.trace);
+  write_wait_graph(cluster.wait_graph_path, outcome.report);
+  const bool diverged = outcome.exit_code == 0 && verdict;
+  const std::string policy = job.options().policy.to_string();
+  const std::string difference =
+      diverged ? describe_difference(reference, outcome, "rank-order", policy) : "";
+  if (json) {
+    nlohmann::ordered_json doc = outcome.json;
+    doc["comparison"] = {{"reference_policy", "rank-order"},
+                         {"same", !diverged},
+                         {"why", diverged ? verdict->why : ""},
+                         {"difference", difference}};
+    if (diverged) {
+      doc["status"] = verdict->kind;
+      doc["exit_code"] = 2;
+      doc["result"] = verdict->why;
+    }
+    print_json(std::move(doc), cluster);
+    return diverged ? 2 : outcome.exit_code;
+  }
+  if (!diverged) {
     std::cout << outcome.text;
     if (outcome.exit_code == 0) {
       std::cout << "compared with rank-order: the same results and per-rank events\n";
     }
-    write_trace_if_asked(cluster, outcome.trace);
-    write_wait_graph(cluster.wait_graph_path, outcome.report);
+    print_trace_line(cluster);
     return outcome.exit_code;
   }
   print_without_result_lines(outcome.text);
-  const std::string policy = job.options().policy.to_string();
   std::cout << "compared with rank-order: " << verdict->why << "\n";
-  std::istringstream difference(describe_difference(reference, outcome, "rank-order", policy));
-  for (std::string line; std::getline(difference, line);) {
+  std::istringstream lines(difference);
+  for (std::string line; std::getline(lines, line);) {
     std::cout << (line.empty() ? "" : "  ") << line << "\n";
   }
-  write_trace_if_asked(cluster, outcome.trace);
+  print_trace_line(cluster);
   std::cout << "result: " << verdict->why << "\n";
   return 2;
 }
@@ -92,7 +119,10 @@ int run_command(const RunFlags& flags) {
   if (flags.cluster.algorithm == "mpi") {
     throw UsageError("--algo mpi calls the MPI library's own collectives: it needs --backend mpi");
   }
-  if (flags.compare_rank_order) return run_compared_with_rank_order(*make_job(flags), flags.cluster);
+  const bool json = flags.train.json;
+  if (flags.compare_rank_order) {
+    return run_compared_with_rank_order(*make_job(flags), flags.cluster, json);
+  }
   if (flags.scenario.empty()) {
     return train_command(flags.cluster, flags.train, flags.cluster.world, flags.cost);
   }
@@ -100,9 +130,14 @@ int run_command(const RunFlags& flags) {
   spdlog::info("starting {}", job->describe());
   const JobOutcome outcome = job->run(job->options());
   spdlog::info("run ended: {}", to_string(outcome.report.status));
-  std::cout << outcome.text;
   write_trace_if_asked(flags.cluster, outcome.trace);
   write_wait_graph(flags.cluster.wait_graph_path, outcome.report);
+  if (json) {
+    print_json(outcome.json, flags.cluster);
+  } else {
+    std::cout << outcome.text;
+    print_trace_line(flags.cluster);
+  }
   return outcome.exit_code;
 }
 

@@ -7,7 +7,9 @@
 
 #include <CLI/CLI.hpp>
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "model/schedule.hpp"
 #include "model/schedule_validator.hpp"
@@ -21,7 +23,22 @@ struct ScheduleFlags {
   int virtual_stages = 1;
   std::string file;  ///< a schedule file to check instead of a built-in schedule
   std::string save;  ///< write the schedule to this file (model/schedule_text.hpp)
+  bool json = false;
 };
+
+/// One schedule of the comparison: its predicted bubble and peak activations.
+struct ComparisonRow {
+  std::string name;  ///< "gpipe", "interleaved V2"
+  bool self = false;  ///< the schedule shown
+  double bubble = 0.0;        ///< a backward twice a forward
+  double bubble_equal = 0.0;  ///< B = F
+  std::optional<double> ideal;  ///< (p-1)/(vm+p-1); none for the seed's
+  double activations = 0.0;
+  std::string problem;  ///< not for these degrees: why (the rest unset)
+};
+
+/// GPipe, 1F1B and interleaved at the schedule's PP and M (and the seed's, if it is).
+std::vector<ComparisonRow> compare_schedules(const Schedule& schedule);
 
 /// Registers the subcommand; `flags` must outlive parsing.
 CLI::App& add_schedule_command(CLI::App& app, ScheduleFlags& flags);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/trace_input_flags.hpp"
+#include "emulator/report_json.hpp"
 #include "traces/stats.hpp"
 
 namespace ranklab::cli {
@@ -13,7 +14,7 @@ CLI::App& add_stats_command(CLI::App& app, StatsFlags& flags) {
   stats.add_option("TRACE", flags.trace, "trace (JSON Lines, or in the --format given)")->required();
   stats.add_option("MORE", flags.more_traces, "with --format pytorch-fr: further dump files or folders");
   add_format_flag(stats, flags.format);
-  stats.add_flag("--json", flags.json, "print the statistics as JSON");
+  stats.add_flag("--json", flags.json, "print the statistics as JSON instead of text (docs/json.md)");
   return stats;
 }
 
@@ -23,8 +24,9 @@ int stats_command(const StatsFlags& flags) {
   const TraceStats stats = compute_stats(read_trace_input(flags.format, paths));
   const std::string name = input_name(flags.trace, flags.more_traces);
   if (flags.json) {
-    nlohmann::json out = stats_to_json(stats);
+    nlohmann::ordered_json out = report_header("stats", "ok", 0);
     out["trace"] = name;
+    out.update(nlohmann::ordered_json(stats_to_json(stats)));
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << format_stats(stats, name);

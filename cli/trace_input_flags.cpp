@@ -6,14 +6,30 @@
 
 #include <filesystem>
 
+#include "cli/choice_flags.hpp"
 #include "traces/error.hpp"
 #include "traces/quote_input.hpp"
 #include "traces/trace_input.hpp"
 
 namespace ranklab::cli {
 
+namespace {
+
+TraceFormat parse_format_flag(std::string_view format) {
+  const std::optional<TraceFormat> parsed = parse_trace_format(format);
+  if (!parsed) {
+    throw UsageError(fmt::format("unknown --format {}: expected {}",
+                                 quote_input(std::string(format)), trace_format_names()));
+  }
+  return *parsed;
+}
+
+}  // namespace
+
 void add_format_flag(CLI::App& command, std::string& format) {
-  command.add_option("--format", format, kFormatHelp)->capture_default_str();
+  command.add_option("--format", format, kFormatHelp)
+      ->check(parsed_as("{ranklab,simgrid-ti,pytorch-fr}", parse_format_flag))
+      ->capture_default_str();
 }
 
 namespace {
@@ -39,13 +55,9 @@ void log_fr_import(const Trace& trace) {
 }  // namespace
 
 Trace read_trace_input(const std::string& format, const std::vector<std::string>& paths) {
-  const std::optional<TraceFormat> parsed = parse_trace_format(format);
-  if (!parsed) {
-    throw UsageError(
-        fmt::format("unknown --format {}: expected {}", quote_input(format), trace_format_names()));
-  }
-  Trace trace = ranklab::read_trace_input(*parsed, {paths.begin(), paths.end()});
-  if (*parsed == TraceFormat::pytorch_fr) log_fr_import(trace);
+  const TraceFormat parsed = parse_format_flag(format);
+  Trace trace = ranklab::read_trace_input(parsed, {paths.begin(), paths.end()});
+  if (parsed == TraceFormat::pytorch_fr) log_fr_import(trace);
   return trace;
 }
 

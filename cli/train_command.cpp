@@ -30,12 +30,6 @@ double elapsed_ms(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-bool parse_f64(std::string_view text) {
-  if (text == "f32" || text == "float32") return false;
-  if (text == "f64" || text == "float64") return true;
-  throw UsageError(fmt::format("unknown --dtype '{}': expected f32 or f64", text));
-}
-
 // A flag next to --init-from must agree with the set, which decides layout and shape.
 template <typename T, typename U>
 void check_agrees(const char* flag, const std::optional<T>& given, U value, const char* key,
@@ -69,7 +63,7 @@ void apply_golden(const TrainFlags& f, ParallelConfig& requested, ModelShape& sh
   shape = g.shape;
   spec.seed = g.seed;
   spec.init_from = dir;
-  spec.f64 = f.dtype ? parse_f64(*f.dtype) : !info.has_float32;
+  spec.f64 = f.dtype ? parse_dtype_f64(*f.dtype) : !info.has_float32;
   if (spec.f64 ? !info.has_float64 : !info.has_float32) {
     throw UsageError(fmt::format("{} holds no {} data", (dir / "manifest.json").string(),
                                  spec.f64 ? "float64" : "float32"));
@@ -287,16 +281,10 @@ class PreparedJob final : public TrainJob::Impl {
       report.virtual_time_json = virtual_times_to_json(times, *cost_);
     }
     report.run_ms = run.ms;
-    report.status = run.report.status;
-    report.summary = run.report.summary;
+    report.run = run.report;
     out.trace = std::move(run.trace);
     out.run = std::move(run.report);
-    report.faults = out.run.faults;
-    if (!out.run.ok()) {
-      report.details = out.run.details;
-      report.culprit = out.run.culprit;
-      return out;
-    }
+    if (!out.run.ok()) return out;
     report.dense_ms = dense_ms_;
     fill_checks(report, data_, reference_, run.results);
     fill_traffic(report, out.trace, algorithm_ == Algorithm::direct, sizeof(Scalar));
@@ -353,7 +341,7 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
              .inter = f.inter.value_or(shape.inter),
              .layers = f.layers.value_or(shape.layers)};
     spec.seed = f.seed.value_or(0);
-    spec.f64 = parse_f64(f.dtype.value_or("f32"));
+    spec.f64 = parse_dtype_f64(f.dtype.value_or("f32"));
   }
   shape.validate();
   requested.validate();

@@ -1,5 +1,13 @@
 #include "cli/train_flags.hpp"
 
+#include <fmt/format.h>
+
+#include "cli/choice_flags.hpp"
+#include "model/parallel_layout.hpp"
+#include "model/problem.hpp"
+#include "model/schedule.hpp"
+#include "model/step_options.hpp"
+
 namespace ranklab::cli {
 
 std::string TrainFlags::first_given() const {
@@ -20,47 +28,65 @@ std::string TrainFlags::first_given() const {
                                                 {"--virtual-stages", virtual_stages.has_value()},
                                                 {"--tp-comm", tp_comm.has_value()},
                                                 {"--init-from", !init_from.empty()},
-                                                {"--save", !save.empty()},
-                                                {"--json", json}};
+                                                {"--save", !save.empty()}};
   for (const auto& [name, is_given] : given) {
     if (is_given) return name;
   }
   return {};
 }
 
+bool parse_dtype_f64(std::string_view text) {
+  if (text == "f32" || text == "float32") return false;
+  if (text == "f64" || text == "float64") return true;
+  throw UsageError(fmt::format("unknown --dtype '{}': expected f32 or f64", text));
+}
+
 void add_train_flags(CLI::App& run, TrainFlags& f) {
+  // Every flag is optional (see the top of the header), so the defaults are shown, not set.
   run.add_option("--mode", f.mode,
-                 "tp, pp, dp or hybrid: the seed's TP-only (world TP, layer 0), PP-only, "
-                 "DP-only or TP x PP x DP run [hybrid]");
-  run.add_option("--tp", f.tp, "tensor-parallel degree [2]");
-  run.add_option("--pp", f.pp, "pipeline-parallel degree (stages) [2]");
-  run.add_option("--dp", f.dp, "data-parallel degree (replicas) [2]");
-  run.add_option("--batch", f.batch, "batch size B [8]");
-  run.add_option("--seq", f.seq, "sequence length S [16]");
-  run.add_option("--hidden", f.hidden, "hidden size H [32]");
-  run.add_option("--inter", f.inter, "MLP intermediate size I [64]");
-  run.add_option("--layers", f.layers, "number of layers L [4]");
-  run.add_option("--dtype", f.dtype, "f32 or f64 [f32]");
+                 "the seed's TP-only (world TP, layer 0), PP-only, DP-only or TP x PP x DP run")
+      ->check(parsed_as("{tp,pp,dp,hybrid}", parse_parallel_mode))
+      ->default_str("hybrid");
+  run.add_option("--tp", f.tp, "tensor-parallel degree")->default_str("2");
+  run.add_option("--pp", f.pp, "pipeline-parallel degree (stages)")->default_str("2");
+  run.add_option("--dp", f.dp, "data-parallel degree (replicas)")->default_str("2");
+  run.add_option("--batch", f.batch, "batch size B")->default_str("8");
+  run.add_option("--seq", f.seq, "sequence length S")->default_str("16");
+  run.add_option("--hidden", f.hidden, "hidden size H")->default_str("32");
+  run.add_option("--inter", f.inter, "MLP intermediate size I")->default_str("64");
+  run.add_option("--layers", f.layers, "number of layers L")->default_str("4");
+  run.add_option("--dtype", f.dtype, "element type (float32 and float64 are accepted too)")
+      ->check(parsed_as("{f32,f64}", parse_dtype_f64))
+      ->default_str("f32");
   run.add_option("--order", f.order,
                  "rank numbering: tp-pp-dp (the seed's: rank = d*PP*TP + p*TP + t) or "
-                 "tp-dp-pp (Megatron's) [tp-pp-dp]");
-  run.add_option("--seed", f.seed, "adds 10000*SEED to every weight and data seed [0]");
+                 "tp-dp-pp (Megatron's)")
+      ->check(parsed_as("{tp-pp-dp,tp-dp-pp}", parse_rank_order))
+      ->default_str("tp-pp-dp");
+  run.add_option("--seed", f.seed, "adds 10000*SEED to every weight and data seed")
+      ->default_str("0");
   run.add_option("--schedule", f.schedule,
                  "pipeline schedule: seed (the whole batch at once), gpipe, 1f1b or interleaved; "
-                 "see `ranklab schedule` [seed]");
-  run.add_option("--microbatches", f.microbatches, "micro-batches M, dividing B [1]");
-  run.add_option("--virtual-stages", f.virtual_stages,
-                 "model chunks per stage V (interleaved only) [1]");
+                 "see `ranklab schedule`")
+      ->check(parsed_as("{seed,gpipe,1f1b,interleaved}", parse_schedule_kind))
+      ->default_str("seed");
+  run.add_option("--microbatches", f.microbatches, "micro-batches M, dividing B")
+      ->default_str("1");
+  run.add_option("--virtual-stages", f.virtual_stages, "model chunks per stage V (interleaved only)")
+      ->default_str("1");
   run.add_option("--tp-comm", f.tp_comm,
                  "TP regions: allreduce (the seed's) or sp (sequence parallel: all_gather and "
-                 "reduce_scatter along the sequence) [allreduce]");
+                 "reduce_scatter along the sequence)")
+      ->check(parsed_as("{allreduce,sp}", parse_tp_comm))
+      ->default_str("allreduce");
   run.add_option("--init-from", f.init_from,
                  "load weights, inputs and targets (and the layout and shape) from a golden "
                  "directory exported by tests/reference/torch_reference.py");
   run.add_option("--save", f.save,
                  "write weights, data, dense and per-rank gradients and losses as a golden "
                  "directory (the reference's names)");
-  run.add_flag("--json", f.json, "print the results as JSON instead of text");
+  run.add_flag("--json", f.json,
+               "print the report as JSON instead of text (docs/json.md; logs stay on stderr)");
 }
 
 }  // namespace ranklab::cli

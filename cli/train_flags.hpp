@@ -11,6 +11,9 @@
 
 namespace ranklab::cli {
 
+/// --dtype: true for f64 (or float64), false for f32 (float32); throws UsageError otherwise.
+bool parse_dtype_f64(std::string_view text);
+
 struct TrainFlags {
   std::optional<std::string> mode;  ///< tp, pp, dp, hybrid (default hybrid)
   std::optional<int> tp;

@@ -1,6 +1,7 @@
 #include "cli/train_report.hpp"
 
 #include "cli/run_diagnosis.hpp"
+#include "emulator/report_json.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -92,8 +93,8 @@ void print_pipeline(std::ostream& out, const TrainReport& r) {
         p.schedule.compute_order(stage), std::to_string(p.schedule.peak_in_flight(stage)),
         fmt::format("{} ({} sent, {} received)", m.total(), m.sent, m.received),
         st < p.traced_messages.size()
-            ? fmt::format("{} on {} rank{}", p.traced_messages[st], p.ranks_per_stage,
-                          p.ranks_per_stage == 1 ? "" : "s")
+            ? fmt::format("{} on {}", p.traced_messages[st],
+                          plural(static_cast<std::size_t>(p.ranks_per_stage), "rank"))
             : "-"};
     for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
     rows.push_back(std::move(row));
@@ -262,15 +263,15 @@ bool TrainReport::checks_ok() const {
 }
 
 std::string TrainReport::verdict() const {
-  if (status != RunStatus::ok) return summary;
-  if (checks_ok()) return summary + "; every check passed";
+  if (!run.ok()) return run.summary;
+  if (checks_ok()) return run.summary + "; every check passed";
   std::vector<std::string> failed;
   const auto off = std::count_if(ranks.begin(), ranks.end(), [&](const RankRow& row) {
     return !row.check || !row.check->ok(tolerance);
   });
   if (off > 0) {
-    failed.push_back(
-        fmt::format("{} of {} ranks differ from the dense reference", off, ranks.size()));
+    failed.push_back(fmt::format("{} of {} differ{} from the dense reference", off,
+                                 plural(ranks.size(), "rank"), off == 1 ? "s" : ""));
   }
   if (dense_golden &&
       !(dense_golden->loss.within(tolerance) && dense_golden->output.within(tolerance) &&
@@ -278,12 +279,17 @@ std::string TrainReport::verdict() const {
     failed.push_back("the dense reference differs from PyTorch's");
   }
   if (!traffic_mismatches.empty()) failed.push_back("the traffic differs from the seed's algorithm");
-  return fmt::format("check failed: {} ranks finished, but {}", ranks.size(),
+  return fmt::format("check failed: {} finished, but {}", plural(ranks.size(), "rank"),
                      fmt::join(failed, "; "));
 }
 
+std::string TrainReport::status() const {
+  if (!run.ok()) return to_string(run.status);
+  return checks_ok() ? "ok" : "check failed";
+}
+
 int TrainReport::exit_code() const {
-  if (status != RunStatus::ok) return ranklab::exit_code(status);
+  if (!run.ok()) return ranklab::exit_code(run.status);
   return checks_ok() ? 0 : 2;
 }
 
@@ -291,7 +297,7 @@ void print_text(std::ostream& out, const TrainReport& r) {
   print_header(out, r);
   print_layout(out, r);
   print_pipeline(out, r);
-  if (r.status == RunStatus::ok) {
+  if (r.run.ok()) {
     print_losses(out, r);
     print_checks(out, r);
     print_traffic(out, r);
@@ -301,33 +307,36 @@ void print_text(std::ostream& out, const TrainReport& r) {
                r.run_ms, r.spec.layout.world_size(), r.dense_ms);
     if (!r.saved_to.empty()) fmt::print(out, "saved: {}\n", r.saved_to);
   } else {
-    fmt::print(out, "\n{}\n", r.details);
+    fmt::print(out, "\n{}\n", render_analysis(r.run.analysis));
   }
   if (!r.virtual_time.empty()) fmt::print(out, "\n{}", r.virtual_time);
-  print_diagnosis(out, r.culprit, r.faults);
+  print_diagnosis(out, r.run.culprit, r.run.faults);
   fmt::print(out, "result: {}\n", r.verdict());
   if (!r.trace_path.empty()) fmt::print(out, "trace: {}\n", r.trace_path);
 }
 
 nlohmann::ordered_json to_json(const TrainReport& r) {
   const TrainSpec& s = r.spec;
-  Json j{{"mode", to_string(s.mode)},
-         {"tp", s.layout.tp},
-         {"pp", s.layout.pp},
-         {"dp", s.layout.dp},
-         {"order", to_string(s.layout.order)},
-         {"world", s.layout.world_size()},
-         {"shape",
-          {{"batch", s.shape.batch},
-           {"seq", s.shape.seq},
-           {"hidden", s.shape.hidden},
-           {"inter", s.shape.inter},
-           {"layers", s.shape.layers}}},
-         {"dtype", s.f64 ? "float64" : "float32"},
-         {"seed", s.seed},
-         {"init_from", s.init_from.string()},
-         {"cluster", r.cluster},
-         {"tolerance", r.tolerance}};
+  Json j = report_header("run", r.status(), r.exit_code());
+  j["result"] = r.verdict();
+  j["program"] = "main job";
+  j.update(Json{{"mode", to_string(s.mode)},
+                {"tp", s.layout.tp},
+                {"pp", s.layout.pp},
+                {"dp", s.layout.dp},
+                {"order", to_string(s.layout.order)},
+                {"world", s.layout.world_size()},
+                {"shape",
+                 {{"batch", s.shape.batch},
+                  {"seq", s.shape.seq},
+                  {"hidden", s.shape.hidden},
+                  {"inter", s.shape.inter},
+                  {"layers", s.shape.layers}}},
+                {"dtype", s.f64 ? "float64" : "float32"},
+                {"seed", s.seed},
+                {"init_from", s.init_from.string()},
+                {"cluster", r.cluster},
+                {"tolerance", r.tolerance}});
   j["ranks"] = Json::array();
   for (const RankRow& row : r.ranks) j["ranks"].push_back(rank_json(row, r.tolerance));
   j["losses"] = Json::array();
@@ -357,15 +366,8 @@ nlohmann::ordered_json to_json(const TrainReport& r) {
                             {"grads", stat_json(r.dense_golden->grads)}};
   }
   j["time_ms"] = {{"run", r.run_ms}, {"dense", r.dense_ms}};
-  j["status"] = to_string(r.status);
-  j["summary"] = r.summary;
-  if (r.status != RunStatus::ok) {
-    j["details"] = r.details;
-    j["culprit"] = {{"kind", r.culprit.kind}, {"text", r.culprit.text}, {"ranks", r.culprit.ranks}};
-  }
-  if (!r.faults.empty()) j["faults"] = r.faults;
-  j["checks_ok"] = r.status == RunStatus::ok && r.checks_ok();
-  j["exit_code"] = r.exit_code();
+  j["checks_ok"] = r.run.ok() && r.checks_ok();
+  j.update(run_report_json(r.run));
   j["trace"] = r.trace_path;
   j["saved"] = r.saved_to;
   if (!r.virtual_time_json.is_null()) j["virtual_time"] = r.virtual_time_json;

@@ -74,11 +74,7 @@ struct TrainReport {
   double tolerance = 0.0;
   double run_ms = 0.0;    ///< the cluster run: start-up, one step on every rank, shut-down
   double dense_ms = 0.0;  ///< the dense reference on one thread
-  RunStatus status = RunStatus::ok;
-  std::string summary;
-  std::string details;  ///< the emulator's report of a failed run
-  Culprit culprit;      ///< the emulator's one-line diagnosis of a failed run
-  std::vector<std::string> faults;  ///< what each injected fault did
+  RunReport run;  ///< the cluster run's: status, summary, culprit, analysis, faults
   std::string trace_path;
   std::string saved_to;
   std::string virtual_time;          ///< with --cost/--topology: the timing section
@@ -90,6 +86,8 @@ struct TrainReport {
   /// The result line, without "result: ": the run's summary if it failed, else what the
   /// checks found ("ok: 8 ranks finished; every check passed", "check failed: ...").
   std::string verdict() const;
+  /// "ok", "check failed", or the run's status ("deadlock", ...): the JSON's status.
+  std::string status() const;
   /// DESIGN.md §7: the run's own code if it failed, 2 if a check failed, else 0.
   int exit_code() const;
 };

@@ -370,12 +370,12 @@ void Fabric::throw_if_aborted(int rank) const {
 }
 
 void Fabric::abort(RunStatus status, int root_rank, std::exception_ptr cause, std::string summary,
-                   std::string details) {
+                   FailureAnalysis analysis) {
   verdict_ = status;
   root_rank_ = root_rank;
   root_cause_ = std::move(cause);
   summary_ = std::move(summary);
-  details_ = std::move(details);
+  analysis_ = std::move(analysis);
   for (auto& slot : ranks_) {
     if (slot->state == RankState::blocked) {
       slot->state = RankState::running;
@@ -405,8 +405,8 @@ void Fabric::check_for_deadlock() {
   wait_graph_ = snapshot_wait_graph(graph);
   if (declare_order_mismatch(graph)) return;  // collectives of two groups in opposite orders
   culprit_ = diagnose_deadlock(graph);
-  std::string details = deadlock_details(graph, /*watchdog_rank=*/-1);
-  abort(RunStatus::deadlock, -1, nullptr, deadlock_summary(graph), std::move(details));
+  FailureAnalysis analysis = deadlock_analysis(graph, /*watchdog_rank=*/-1);
+  abort(RunStatus::deadlock, -1, nullptr, deadlock_summary(graph), std::move(analysis));
 }
 
 void Fabric::run_watchdog(std::chrono::milliseconds tick) {
@@ -439,10 +439,10 @@ void Fabric::declare_watchdog(int rank, const Operation& op) {
   wait_graph_ = snapshot_wait_graph(graph);
   std::string summary = fmt::format("watchdog: rank {} waited more than {} ms in {}", rank,
                                     options_.timeout.count(), describe_pending(op));
-  culprit_ = {"watchdog", summary, {rank}};
-  std::string details = deadlock_details(graph, rank);
+  culprit_ = naming({"watchdog", summary, {rank}}, {&op});
+  FailureAnalysis analysis = deadlock_analysis(graph, rank);
   auto cause = std::make_exception_ptr(TimeoutError(summary));
-  abort(RunStatus::deadlock, rank, cause, std::move(summary), std::move(details));
+  abort(RunStatus::deadlock, rank, cause, std::move(summary), std::move(analysis));
 }
 
 }  // namespace ranklab

@@ -161,7 +161,7 @@ class Fabric {
   void record(const detail::Operation& op, OpStatus status);
   void throw_if_aborted(int rank) const;
   void abort(RunStatus status, int root_rank, std::exception_ptr cause, std::string summary,
-             std::string details);
+             FailureAnalysis analysis);
   /// Called whenever a rank blocks or ends: declares a deadlock when every live rank is
   /// blocked, or, with a failure settling, the failure once no live rank can progress.
   void check_for_deadlock();
@@ -195,13 +195,19 @@ class Fabric {
   /// #3 at model/pipeline_step.cpp:42 (backward)".
   std::string describe_pending(const detail::Operation& op) const;
   std::string describe_operation(const detail::Operation& op) const;
+  /// The operation as reports give it, text and data.
+  ReportedOperation report_operation(const detail::Operation& op) const;
+  /// `culprit` naming `ops` (null ones skipped) and their groups.
+  Culprit naming(Culprit culprit, const std::vector<const detail::Operation*>& ops) const;
   std::string deadlock_summary(const detail::WaitGraph& graph) const;
-  std::string deadlock_details(const detail::WaitGraph& graph, int watchdog_rank) const;
-  std::string culprit_lines(const detail::WaitGraph& graph) const;
-  std::string failure_details(int root_rank) const;
+  FailureAnalysis deadlock_analysis(const detail::WaitGraph& graph, int watchdog_rank) const;
+  std::vector<std::string> culprit_findings(const detail::WaitGraph& graph) const;
+  FailureAnalysis failure_analysis(int root_rank) const;
+  /// The blocked ranks' operations, by rank, into `analysis`.
+  void list_blocked(FailureAnalysis& analysis) const;
   Culprit diagnose_deadlock(const detail::WaitGraph& graph) const;
   WaitForGraph snapshot_wait_graph(const detail::WaitGraph& graph) const;
-  std::string recent_events(int rank) const;
+  RankEvents recent_events(int rank) const;
   std::vector<const detail::Operation*> pending_operations() const;
   TraceHeader trace_header() const;
 
@@ -239,7 +245,7 @@ class Fabric {
   int root_rank_ = -1;
   std::exception_ptr root_cause_;
   std::string summary_;
-  std::string details_;
+  FailureAnalysis analysis_;
   bool watchdog_fired_ = false;  // the verdict came from check_watchdog
   Culprit culprit_;            // set with the verdict
   WaitForGraph wait_graph_;    // set when the verdict is reached with ranks blocked

@@ -59,13 +59,14 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
             !tag_matches(recv->tag, lost.tag)) {
           continue;
         }
-        return {"lost-message",
+        return naming({"lost-message",
                 fmt::format("rank {} waits in {}, one message short: fault {} dropped rank {}'s "
                             "send op #{} to it (tag {}, {} x {}) in {}",
                             recv->rank, describe_pending(*recv), lost.fault, lost.src,
                             lost.send_seq, lost.tag, lost.count, to_string(lost.dtype),
                             g.name()),
-                {lost.src, recv->rank}};
+                       {lost.src, recv->rank}},
+                      {recv});
       }
     }
   }
@@ -93,12 +94,13 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
       } else {
         continue;
       }
-      return {kind,
+      return naming({kind,
               fmt::format("rank {} waits in {}, but {} ({}op #{}: send to rank {} tag {} in {})",
                           recv->rank, describe_pending(*recv), why,
                           send->done ? "buffered, " : "", send->rank_seq, recv->rank, send->tag,
                           send->group->name()),
-              {send->rank, recv->rank}};
+                     {send->rank, recv->rank}},
+                    {recv, send.get()});
     }
   }
 
@@ -114,11 +116,12 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
         }
       }
       const Operation& op = *ranks_[r]->waiting_on;
-      return {"missing-participant",
+      return naming({"missing-participant",
               fmt::format("rank {} returned while rank{} {} wait{} for it (rank {} in {})", target,
                           waiters.size() == 1 ? "" : "s", and_list(waiters),
                           waiters.size() == 1 ? "s" : "", r, describe_pending(op)),
-              {target}};
+                     {target}},
+                    {&op});
     }
   }
 
@@ -129,8 +132,10 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
   const std::vector<int> members(cycle.begin(), cycle.end() - 1);
   int sends = 0, recvs = 0, collectives = 0;
   std::string calls;
+  std::vector<const Operation*> ops;
   for (const int r : members) {
     const Operation& op = *ranks_[static_cast<std::size_t>(r)]->waiting_on;
+    ops.push_back(&op);
     sends += op.kind == OpKind::send;
     recvs += op.kind == OpKind::recv;
     collectives += !is_point_to_point(op.kind);
@@ -138,30 +143,34 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
   }
   const auto n = static_cast<int>(members.size());
   if (sends == n) {
-    return {"send-cycle",
+    return naming({"send-cycle",
             fmt::format("ranks {} each block in a send to the next before receiving, and a "
                         "rendezvous send completes only when its receive is posted (cycle {}){}",
                         and_list(members), detail::format_cycle(cycle), calls),
-            members};
+            members},
+                  ops);
   }
   if (recvs == n) {
-    return {"recv-cycle",
+    return naming({"recv-cycle",
             fmt::format("ranks {} each block in a receive from the next before sending (cycle "
                         "{}){}",
                         and_list(members), detail::format_cycle(cycle), calls),
-            members};
+            members},
+                  ops);
   }
   if (collectives > 0) {
-    return {"collective-vs-p2p",
+    return naming({"collective-vs-p2p",
             fmt::format("ranks {} disagree on what comes next: some are in a collective the "
                         "others never join, the others in a send or receive (cycle {}){}",
                         and_list(members), detail::format_cycle(cycle), calls),
-            members};
+            members},
+                  ops);
   }
-  return {"p2p-cycle",
+  return naming({"p2p-cycle",
           fmt::format("ranks {} wait for each other in sends and receives (cycle {}){}",
                       and_list(members), detail::format_cycle(cycle), calls),
-          members};
+          members},
+                ops);
 }
 
 WaitForGraph Fabric::snapshot_wait_graph(const detail::WaitGraph& graph) const {

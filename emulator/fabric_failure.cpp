@@ -102,13 +102,14 @@ void Fabric::declare_failure() {
                 message || me.mismatch_sentence.empty() ? summary : me.mismatch_sentence,
                 {culprit}};
     failure_pending_ = false;
-    abort(RunStatus::mismatch, culprit, error, std::move(summary), me.error);
+    abort(RunStatus::mismatch, culprit, error, std::move(summary), {.preamble = me.error});
   } else {
-    culprit_ = {"rank-failure", fmt::format("rank {} failed first: {}", root, me.error), {root}};
-    std::string summary = fmt::format("rank {} failed: {}", root, me.error);
-    std::string details = failure_details(root);
+    const std::string_view error_text = without_rank_prefix(root, me.error);
+    culprit_ = {"rank-failure", fmt::format("rank {} failed first: {}", root, error_text), {root}};
+    std::string summary = fmt::format("rank {} failed: {}", root, error_text);
+    FailureAnalysis analysis = failure_analysis(root);
     failure_pending_ = false;
-    abort(RunStatus::rank_failed, root, error, std::move(summary), std::move(details));
+    abort(RunStatus::rank_failed, root, error, std::move(summary), std::move(analysis));
   }
 }
 

@@ -143,14 +143,21 @@ bool Fabric::declare_order_mismatch(const detail::WaitGraph& graph) {
       calls += fmt::format("{}rank {} in {} #{}: {}", i ? ", " : "", ranks[i],
                            where[i].group->name(), where[i].seq, where[i].call);
     }
-    culprit_ = {"collective-order",
-                fmt::format("ranks call collectives on {} in opposite orders, so each waits for "
-                            "the next in another group ({}): {}; first rank that differs: {}",
-                            list_groups(groups), detail::format_cycle(cycle), calls, culprit),
-                std::move(blamed)};
-    std::string details = table + "\n\n" + deadlock_details(graph, /*watchdog_rank=*/-1);
+    std::vector<const detail::Operation*> ops;
+    for (const int r : blamed) ops.push_back(ranks_[static_cast<std::size_t>(r)]->waiting_on);
+    culprit_ = naming({"collective-order",
+                       fmt::format("ranks call collectives on {} in opposite orders, so each "
+                                   "waits for the next in another group ({}): {}; first rank "
+                                   "that differs: {}",
+                                   list_groups(groups), detail::format_cycle(cycle), calls,
+                                   culprit),
+                       std::move(blamed)},
+                      ops);
+    culprit_.groups = groups;
+    FailureAnalysis analysis = deadlock_analysis(graph, /*watchdog_rank=*/-1);
+    analysis.preamble = table;
     abort(RunStatus::mismatch, culprit, std::make_exception_ptr(MismatchError(table)),
-          std::move(summary), std::move(details));
+          std::move(summary), std::move(analysis));
     return true;
   }
   return false;

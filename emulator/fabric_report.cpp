@@ -1,6 +1,7 @@
 // What the fabric says when a run ends badly: the wait-for graph and its cycles, the
 // culprits, every blocked operation and each rank's last events; and the final report.
 #include <algorithm>
+#include <new>
 #include <set>
 
 #include "comm/errors.hpp"
@@ -111,48 +112,68 @@ detail::WaitGraph Fabric::build_wait_graph() const {
 std::string Fabric::deadlock_summary(const detail::WaitGraph& graph) const {
   int blocked = 0;
   for (const auto& slot : ranks_) blocked += slot->state == RankState::blocked;
-  std::string text = fmt::format("deadlock: {} rank{} blocked, none can proceed", blocked,
-                                 blocked == 1 ? "" : "s");
+  std::string text = fmt::format("deadlock: {} blocked, none can proceed",
+                                 plural(static_cast<std::size_t>(blocked), "rank"));
   if (!graph.cycles.empty()) text += "; cycle " + detail::format_cycle(graph.cycles.front());
   return text;
 }
 
-std::string Fabric::deadlock_details(const detail::WaitGraph& graph, int watchdog_rank) const {
-  std::string out;
-  if (watchdog_rank >= 0) {
-    out += fmt::format("WATCHDOG: rank {} waited longer than {} ms; state of every rank:\n",
-                       watchdog_rank, options_.timeout.count());
-  } else {
-    out += "DEADLOCK: every live rank is blocked and nothing pending can complete them\n";
+ReportedOperation Fabric::report_operation(const Operation& op) const {
+  return {.rank = op.rank,
+          .op = std::string(to_string(op.kind)),
+          .group = op.group->name(),
+          .call = describe_operation(op),
+          .site = to_call_site(op.site)};
+}
+
+Culprit Fabric::naming(Culprit culprit, const std::vector<const Operation*>& ops) const {
+  for (const Operation* op : ops) {
+    if (op == nullptr) continue;
+    culprit.operations.push_back(report_operation(*op));
+    const std::string& group = op->group->name();
+    if (std::find(culprit.groups.begin(), culprit.groups.end(), group) == culprit.groups.end()) {
+      culprit.groups.push_back(group);
+    }
   }
-  std::vector<int> blocked, finished, failed;
+  return culprit;
+}
+
+void Fabric::list_blocked(FailureAnalysis& analysis) const {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    const auto& slot = *ranks_[r];
+    if (slot.state != RankState::blocked || slot.waiting_on == nullptr) continue;
+    if (++analysis.blocked_total <= kMaxListed) {
+      analysis.blocked.push_back(report_operation(*slot.waiting_on));
+    }
+  }
+}
+
+FailureAnalysis Fabric::deadlock_analysis(const detail::WaitGraph& graph, int watchdog_rank) const {
+  FailureAnalysis out;
+  out.deadlock = true;
+  out.headline =
+      watchdog_rank >= 0
+          ? fmt::format("WATCHDOG: rank {} waited longer than {} ms; state of every rank:",
+                        watchdog_rank, options_.timeout.count())
+          : "DEADLOCK: every live rank is blocked and nothing pending can complete them";
+  list_blocked(out);
+  out.cycles = graph.cycles;
+  out.culprits = culprit_findings(graph);
+  // The blocked ranks' last events, and a few of those that ended, in rank order.
+  std::size_t ended = 0, failed = 0;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const auto state = ranks_[r]->state;
-    if (state == RankState::blocked) blocked.push_back(static_cast<int>(r));
-    if (state == RankState::finished) finished.push_back(static_cast<int>(r));
-    if (state == RankState::failed) failed.push_back(static_cast<int>(r));
+    const bool listed = state == RankState::blocked ? out.last_events.size() < kMaxListed
+                        : state == RankState::finished ? ended++ < 4
+                        : state == RankState::failed   ? failed++ < 4
+                                                       : false;
+    if (listed) out.last_events.push_back(recent_events(static_cast<int>(r)));
   }
-  out += "\nblocked operations:\n";
-  for (std::size_t i = 0; i < blocked.size() && i < kMaxListed; ++i) {
-    const int r = blocked[i];
-    out += fmt::format("  rank {}: {}\n", r, describe_pending(*ranks_[static_cast<std::size_t>(r)]->waiting_on));
-  }
-  if (blocked.size() > kMaxListed) out += fmt::format("  ... and {} more\n", blocked.size() - kMaxListed);
-
-  out += "\nwait-for cycles:\n";
-  if (graph.cycles.empty()) out += "  (none: the ranks wait for ranks that can no longer act)\n";
-  for (const auto& cycle : graph.cycles) out += "  " + detail::format_cycle(cycle) + "\n";
-
-  out += "\nculprits:\n" + culprit_lines(graph);
-  out += "\nlast events:\n";
-  for (std::size_t i = 0; i < blocked.size() && i < kMaxListed; ++i) out += recent_events(blocked[i]);
-  for (std::size_t i = 0; i < finished.size() && i < 4; ++i) out += recent_events(finished[i]);
-  for (std::size_t i = 0; i < failed.size() && i < 4; ++i) out += recent_events(failed[i]);
   return out;
 }
 
-std::string Fabric::culprit_lines(const detail::WaitGraph& graph) const {
-  std::string out;
+std::vector<std::string> Fabric::culprit_findings(const detail::WaitGraph& graph) const {
+  std::vector<std::string> out;
   // Ranks that others wait for but that have returned or failed.
   std::map<int, std::vector<int>> waited_by;
   for (std::size_t r = 0; r < graph.waits_for.size(); ++r) {
@@ -163,10 +184,10 @@ std::string Fabric::culprit_lines(const detail::WaitGraph& graph) const {
     if (state == RankState::finished || state == RankState::failed) {
       std::sort(waiters.begin(), waiters.end());
       waiters.erase(std::unique(waiters.begin(), waiters.end()), waiters.end());
-      out += fmt::format("  rank {} {} while rank{} {} wait{} for it\n", target,
-                         state == RankState::finished ? "finished (returned)" : "failed",
-                         waiters.size() == 1 ? "" : "s", join_ranks(waiters),
-                         waiters.size() == 1 ? "s" : "");
+      out.push_back(fmt::format("rank {} {} while rank{} {} wait{} for it", target,
+                                state == RankState::finished ? "finished (returned)" : "failed",
+                                waiters.size() == 1 ? "" : "s", join_ranks(waiters),
+                                waiters.size() == 1 ? "s" : ""));
     }
   }
   // Members that never joined a collective the others are blocked in.
@@ -185,29 +206,38 @@ std::string Fabric::culprit_lines(const detail::WaitGraph& graph) const {
                           : missing.state == RankState::failed ? "it failed"
                           : missing.waiting_on ? "it is blocked in " + describe_pending(*missing.waiting_on)
                                                : "it is running";
-      out += fmt::format("  rank {} never joined {} #{} of {} ({})\n", g, to_string(op->kind),
-                         op->coll_seq, op->group->name(), where);
+      out.push_back(fmt::format("rank {} never joined {} #{} of {} ({})", g, to_string(op->kind),
+                                op->coll_seq, op->group->name(), where));
     }
   }
   for (const auto& cycle : graph.cycles) {
-    out += fmt::format("  cycle {}: each rank waits for the next one\n", detail::format_cycle(cycle));
+    out.push_back(
+        fmt::format("cycle {}: each rank waits for the next one", detail::format_cycle(cycle)));
   }
-  return out.empty() ? "  (none identified)\n" : out;
-}
-
-std::string Fabric::recent_events(int rank) const {
-  const auto events = ranks_[static_cast<std::size_t>(rank)]->recent.snapshot();
-  std::string out = fmt::format("  rank {}:", rank);
-  if (events.empty()) return out + " (no operations completed)\n";
-  out += "\n";
-  for (const auto& e : events) out += "    " + describe_event(e, groups_) + "\n";
   return out;
 }
 
-std::string Fabric::failure_details(int root_rank) const {
-  return fmt::format("RANK FAILURE: rank {} failed first (root cause): {}\n",
-                     root_rank, ranks_[static_cast<std::size_t>(root_rank)]->error) +
-         "\nlast events:\n" + recent_events(root_rank);
+RankEvents Fabric::recent_events(int rank) const {
+  RankEvents out{.rank = rank};
+  for (const auto& e : ranks_[static_cast<std::size_t>(rank)]->recent.snapshot()) {
+    out.events.push_back(describe_event(e, groups_));
+  }
+  return out;
+}
+
+FailureAnalysis Fabric::failure_analysis(int root_rank) const {
+  FailureAnalysis out;
+  out.headline = fmt::format("RANK FAILURE: rank {} failed first (root cause): {}", root_rank,
+                             without_rank_prefix(root_rank,
+                                                 ranks_[static_cast<std::size_t>(root_rank)]->error));
+  try {
+    list_blocked(out);  // where the surviving ranks wait, as the failure leaves them
+  } catch (const std::bad_alloc&) {  // out of memory: the report goes without the list
+    out.blocked.clear();
+    out.blocked_total = 0;
+  }
+  out.last_events.push_back(recent_events(root_rank));
+  return out;
 }
 
 std::vector<const Operation*> Fabric::pending_operations() const {
@@ -252,10 +282,12 @@ RunReport Fabric::finish() {
   report.status = verdict_;
   report.root_cause_rank = root_rank_;
   report.root_cause = root_cause_;
-  report.summary = verdict_ == RunStatus::ok ? fmt::format("ok: {} ranks finished", world_size())
-                                             : summary_;
-  report.details = details_;
+  report.summary = verdict_ == RunStatus::ok
+                       ? fmt::format("ok: {} finished", plural(world_size(), "rank"))
+                       : summary_;
+  report.analysis = analysis_;
   report.culprit = culprit_;
+  report.render_details();
   report.wait_graph = wait_graph_;
   if (faults_) {
     std::vector<std::uint64_t> posted;

@@ -117,7 +117,7 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options);
 std::string format_replay(const ReplayReport& report, std::string_view name);
 
 /// The report as JSON (`ranklab replay --json`).
-nlohmann::json replay_to_json(const ReplayReport& report, std::string_view name);
+nlohmann::ordered_json replay_to_json(const ReplayReport& report, std::string_view name);
 
 /// The exit code: the replayed run's (3 deadlock, 4 mismatch, 5 a rank failed) when it did
 /// not end ok, else 0 if it reproduced the recording and kExitNotReproduced if not.

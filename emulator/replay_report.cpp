@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "emulator/replay.hpp"
+#include "emulator/report_json.hpp"
 
 namespace ranklab {
 namespace {
@@ -19,17 +20,17 @@ double events_per_second(const ReplayReport& report) {
 std::string verdict(const ReplayReport& report) {
   const std::size_t unfinished = report.unfinished_requests.size();
   if (report.reproduced()) {
-    return fmt::format("reproduced: all {} operations and {} messages as recorded{}",
-                       report.recorded_operations, report.recorded_messages,
+    return fmt::format("reproduced: all {} and {} as recorded{}",
+                       plural(report.recorded_operations, "operation"),
+                       plural(report.recorded_messages, "message"),
                        unfinished == 0 ? ""
-                                       : fmt::format(", but {} request{} never completed",
-                                                     unfinished, unfinished == 1 ? "" : "s"));
+                                       : fmt::format(", but {} never completed",
+                                                     plural(unfinished, "request")));
   }
   return fmt::format(
-      "not reproduced: {} of {} operations differ or were never issued, on {} of "
-      "{} ranks{}",
-      report.diverging_operations, report.recorded_operations, report.divergences.size(),
-      report.world_size,
+      "not reproduced: {} of {} differ or were never issued, on {} of {}{}",
+      report.diverging_operations, plural(report.recorded_operations, "operation"),
+      report.divergences.size(), plural(report.world_size, "rank"),
       report.hash_mismatches
           ? fmt::format("; {} recorded hash pairs disagree", report.hash_mismatches)
           : "");
@@ -62,14 +63,14 @@ void append_stops(std::string& out, const ReplayReport& report) {
 std::string format_replay(const ReplayReport& report, std::string_view name) {
   std::string out;
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "replay of {}: {} ranks\n", name, report.world_size);
+  fmt::format_to(it, "replay of {}: {}\n", name, plural(report.world_size, "rank"));
   fmt::format_to(it, "operations: {} of {} re-issued; {} differ or were never issued\n",
                  report.replayed_operations, report.recorded_operations,
                  report.diverging_operations);
   fmt::format_to(it, "messages: {} of {} matched the recorded send\n", report.reproduced_messages,
                  report.recorded_messages);
-  fmt::format_to(it, "recorded hashes: {} messages with both hashes, {} disagree{}\n",
-                 report.hashes_checked, report.hash_mismatches,
+  fmt::format_to(it, "recorded hashes: {} with both hashes, {} disagree{}\n",
+                 plural(report.hashes_checked, "message"), report.hash_mismatches,
                  report.first_hash_mismatch.empty() ? "" : " (" + report.first_hash_mismatch + ")");
   if (!report.wait_points) {
     out +=
@@ -89,7 +90,7 @@ std::string format_replay(const ReplayReport& report, std::string_view name) {
       if (!d.fields.empty()) fmt::format_to(it, "    differs in: {}\n", fmt::join(d.fields, " "));
     }
   }
-  if (!report.run.ok()) out += "\n" + report.run.details + "\n";
+  if (!report.run.ok()) out += "\n" + render_analysis(report.run.analysis) + "\n";
   append_stops(out, report);
   // As a run's report ends: the bug the recorded pattern reaches, classified.
   if (const std::string culprit = culprit_line(report.run.culprit); !culprit.empty()) {
@@ -102,8 +103,8 @@ std::string format_replay(const ReplayReport& report, std::string_view name) {
   return out;
 }
 
-nlohmann::json replay_to_json(const ReplayReport& report, std::string_view name) {
-  nlohmann::json divergences = nlohmann::json::array();
+nlohmann::ordered_json replay_to_json(const ReplayReport& report, std::string_view name) {
+  nlohmann::ordered_json divergences = nlohmann::ordered_json::array();
   for (const ReplayDivergence& d : report.divergences) {
     divergences.push_back({{"rank", d.rank},
                            {"rank_seq", d.rank_seq},
@@ -111,7 +112,7 @@ nlohmann::json replay_to_json(const ReplayReport& report, std::string_view name)
                            {"replayed", d.replayed},
                            {"fields", d.fields}});
   }
-  nlohmann::json stops = nlohmann::json::array();
+  nlohmann::ordered_json stops = nlohmann::ordered_json::array();
   for (const ReplayStop& s : report.stops) {
     stops.push_back({{"rank", s.rank},
                      {"rank_seq", s.rank_seq},
@@ -120,30 +121,32 @@ nlohmann::json replay_to_json(const ReplayReport& report, std::string_view name)
                      {"site",
                       {{"file", s.site.file}, {"line", s.site.line}, {"function", s.site.function}}}});
   }
-  return {{"trace", name},
-          {"stops", stops},
-          {"world_size", report.world_size},
-          {"reproduced", report.reproduced()},
-          {"recorded_operations", report.recorded_operations},
-          {"replayed_operations", report.replayed_operations},
-          {"diverging_operations", report.diverging_operations},
-          {"recorded_messages", report.recorded_messages},
-          {"reproduced_messages", report.reproduced_messages},
-          {"hashes_checked", report.hashes_checked},
-          {"hash_mismatches", report.hash_mismatches},
-          {"wait_points", report.wait_points},
-          {"unfinished_requests", report.unfinished_requests},
-          {"divergences", divergences},
-          {"run",
-           {{"status", to_string(report.run.status)},
-            {"summary", report.run.summary},
-            {"details", report.run.details},
-            {"culprit",
-             {{"kind", report.run.culprit.kind},
-              {"text", report.run.culprit.text},
-              {"ranks", report.run.culprit.ranks}}}}},
-          {"elapsed_ms", std::chrono::duration<double, std::milli>(report.elapsed).count()},
-          {"operations_per_second", events_per_second(report)}};
+  const int code = replay_exit_code(report);
+  nlohmann::ordered_json j = report_header(
+      "replay",
+      !report.run.ok() ? to_string(report.run.status)
+                       : (report.reproduced() ? "reproduced" : "not reproduced"),
+      code);
+  j["result"] = fmt::format("{}; run: {}", verdict(report), report.run.summary);
+  j.update(nlohmann::ordered_json{
+      {"trace", name},
+      {"world_size", report.world_size},
+      {"reproduced", report.reproduced()},
+      {"recorded_operations", report.recorded_operations},
+      {"replayed_operations", report.replayed_operations},
+      {"diverging_operations", report.diverging_operations},
+      {"recorded_messages", report.recorded_messages},
+      {"reproduced_messages", report.reproduced_messages},
+      {"hashes_checked", report.hashes_checked},
+      {"hash_mismatches", report.hash_mismatches},
+      {"wait_points", report.wait_points},
+      {"unfinished_requests", report.unfinished_requests},
+      {"divergences", divergences},
+      {"stops", stops},
+      {"elapsed_ms", std::chrono::duration<double, std::milli>(report.elapsed).count()},
+      {"operations_per_second", events_per_second(report)}});
+  j.update(run_report_json(report.run));
+  return j;
 }
 
 int replay_exit_code(const ReplayReport& report) {

@@ -2,13 +2,82 @@
 
 #include <fmt/format.h>
 
+#include "emulator/detail/wait_graph.hpp"
 #include "traces/error.hpp"
+#include "traces/event_text.hpp"
 
 namespace ranklab {
 
+std::string plural(std::size_t n, std::string_view noun, std::string_view plural_noun) {
+  if (n == 1) return fmt::format("1 {}", noun);
+  if (plural_noun.empty()) return fmt::format("{} {}s", n, noun);
+  return fmt::format("{} {}", n, plural_noun);
+}
+
+std::string_view without_rank_prefix(int rank, std::string_view text) {
+  const std::string prefix = fmt::format("rank {}: ", rank);
+  return text.starts_with(prefix) ? text.substr(prefix.size()) : text;
+}
+
+std::string ReportedOperation::describe() const { return call + describe_site(site); }
+
+std::string_view culprit_kind_name(const Culprit& culprit) { return culprit.kind; }
+
 std::string culprit_line(const Culprit& culprit) {
   if (culprit.kind.empty()) return {};
-  return fmt::format("culprit ({}): {}", culprit.kind, culprit.text);
+  return fmt::format("culprit ({}): {}", culprit_kind_name(culprit), culprit.text);
+}
+
+std::string render_analysis(const FailureAnalysis& a) {
+  std::string out = a.preamble;
+  if (!a.preamble.empty() && !a.headline.empty()) out += "\n\n";
+  if (!a.headline.empty()) out += a.headline + "\n";
+  if (a.deadlock || a.blocked_total > 0) {
+    out += "\nblocked operations:\n";
+    for (const ReportedOperation& op : a.blocked) {
+      out += fmt::format("  rank {}: {}\n", op.rank, op.describe());
+    }
+    if (a.blocked_total > a.blocked.size()) {
+      out += fmt::format("  ... and {} more\n", a.blocked_total - a.blocked.size());
+    }
+  }
+  if (a.deadlock) {
+    out += "\nwait-for cycles:\n";
+    if (a.cycles.empty()) out += "  (none: the ranks wait for ranks that can no longer act)\n";
+    for (const auto& cycle : a.cycles) out += "  " + detail::format_cycle(cycle) + "\n";
+    out += "\nculprits:\n";
+    if (a.culprits.empty()) out += "  (none identified)\n";
+    for (const std::string& line : a.culprits) out += "  " + line + "\n";
+  }
+  if (!a.last_events.empty()) {
+    out += "\nlast events:\n";
+    for (const RankEvents& r : a.last_events) {
+      out += fmt::format("  rank {}:", r.rank);
+      if (r.events.empty()) out += " (no operations completed)";
+      out += "\n";
+      for (const std::string& e : r.events) out += "    " + e + "\n";
+    }
+  }
+  return out;
+}
+
+void RunReport::render_details() {
+  details = render_analysis(analysis);
+  if (const std::string line = culprit_line(culprit); !line.empty()) {
+    if (!details.empty() && !details.ends_with('\n')) details += '\n';
+    if (!details.empty()) details += '\n';
+    details += line + "\n";
+  }
+}
+
+const char* to_string(RankOutcome::State state) {
+  switch (state) {
+    case RankOutcome::State::finished: return "finished";
+    case RankOutcome::State::failed: return "failed";
+    case RankOutcome::State::deadlocked: return "deadlocked";
+    case RankOutcome::State::aborted: return "aborted";
+  }
+  return "unknown";
 }
 
 int exit_code(RunStatus status) {

@@ -6,7 +6,17 @@
 #include <string_view>
 #include <vector>
 
+#include "traces/event.hpp"
+
 namespace ranklab {
+
+/// "1 rank", "8 ranks"; "1 micro-batch", "2 micro-batches" with `plural_noun`. Every report
+/// counts through it, so that none says "1 ranks".
+std::string plural(std::size_t n, std::string_view noun, std::string_view plural_noun = {});
+
+/// `text` without a leading "rank RANK: ", for a line that names the rank already (so that
+/// none reads "rank 3: rank 3: ...").
+std::string_view without_rank_prefix(int rank, std::string_view text);
 
 /// How a run ended, in order of precedence. Each maps to a CLI exit code (DESIGN.md §7).
 enum class RunStatus {
@@ -27,16 +37,62 @@ struct RankOutcome {
   std::string error;  ///< what() of the exception that ended it, if any
 };
 
+/// "finished", "failed", "deadlocked", "aborted".
+const char* to_string(RankOutcome::State state);
+
+/// One operation a report names: which rank called what, in which group, and where in the
+/// program the call was made.
+struct ReportedOperation {
+  int rank = -1;
+  std::string op;     ///< "send", "recv", "all_reduce", ...
+  std::string group;  ///< "world", "tp[0,1]"
+  std::string call;   ///< "send to rank 1 tag 0 in world (4 x f32), op #3"
+  CallSite site;      ///< the program's call; empty when unknown
+
+  /// The call with its site: "send to rank 1 ... op #3 at pipeline.cpp:42 (backward_stage)".
+  std::string describe() const;
+};
+
 /// What a failed run's report blames, in one line (docs/debugging.md lists the kinds).
 struct Culprit {
   std::string kind;        ///< "send-cycle", "tag-mismatch", "rank-failure", ...; empty if ok
   std::string text;        ///< one sentence naming the ranks, groups and calls
   std::vector<int> ranks;  ///< the ranks it names, the most to blame first
+  std::vector<std::string> groups;            ///< the groups of its operations, in order
+  std::vector<ReportedOperation> operations;  ///< the calls it names, where known
 };
+
+/// The culprit's kind as reports print it (one function, so that the kind may become an
+/// enum without touching the reports).
+std::string_view culprit_kind_name(const Culprit& culprit);
 
 /// "culprit (KIND): TEXT": the line every failed run's and replay's report ends with; empty
 /// if there is no culprit.
 std::string culprit_line(const Culprit& culprit);
+
+/// The events a rank completed last, oldest first, one report line each.
+struct RankEvents {
+  int rank = 0;
+  std::vector<std::string> events;
+};
+
+/// The analysis of a failed run, section by section: what RunReport::details renders as
+/// text and `--json` gives as data (docs/json.md), so that the two never disagree.
+struct FailureAnalysis {
+  std::string preamble;  ///< shown first: a mismatch's comparison, a collective-order table
+  std::string headline;  ///< "DEADLOCK: ...", "WATCHDOG: ...", "RANK FAILURE: ..."
+  bool deadlock = false;  ///< ranks ended blocked: the cycles and culprits sections too
+  std::vector<ReportedOperation> blocked;  ///< by rank: the blocked ranks' operations, listed
+  std::size_t blocked_total = 0;           ///< blocked ranks, listed or not
+  std::vector<std::vector<int>> cycles;    ///< closed: {0, 1, 0} is 0 -> 1 -> 0
+  std::vector<std::string> culprits;       ///< the culprits section, one finding a line
+  std::vector<RankEvents> last_events;     ///< by rank
+
+  bool empty() const { return preamble.empty() && headline.empty(); }
+};
+
+/// The analysis as text, without the culprit line.
+std::string render_analysis(const FailureAnalysis& analysis);
 
 /// Who waited for whom when a run deadlocked: what `--wait-graph` draws (Graphviz).
 struct WaitForGraph {
@@ -70,7 +126,8 @@ struct [[nodiscard]] RunReport {
   int root_cause_rank = -1;          ///< the rank whose error ended the run, if any
   std::exception_ptr root_cause;     ///< that error, to rethrow in tests
   std::string summary;               ///< one line
-  std::string details;               ///< the full report: deadlock analysis, mismatch table
+  std::string details;               ///< the full report as text: analysis and culprit line
+  FailureAnalysis analysis;          ///< the same, section by section
   Culprit culprit;                   ///< the one-line diagnosis; empty kind if ok
   std::vector<std::string> faults;   ///< one line per injected fault: what it did
   WaitForGraph wait_graph;           ///< when ranks were blocked at the end (deadlock)
@@ -78,6 +135,8 @@ struct [[nodiscard]] RunReport {
   bool ok() const { return status == RunStatus::ok; }
   /// Rethrows the root cause (tests use this to fail with the rank's own message).
   void rethrow_if_failed() const;
+  /// Sets `details` from `analysis` and `culprit`.
+  void render_details();
 };
 
 }  // namespace ranklab

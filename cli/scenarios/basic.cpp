@@ -41,8 +41,8 @@ void allreduce(Communicator& world, const ScenarioParams& params, ScenarioOutput
   }
   world.barrier();
   if (me == 0) {
-    out.say(me, fmt::format("all_reduce of {} x i64 over {} ranks matches the closed form",
-                            x.size(), n));
+    out.say(me, fmt::format("all_reduce of {} x i64 over {} matches the closed form", x.size(),
+                            plural(static_cast<std::size_t>(n), "rank")));
   }
 }
 

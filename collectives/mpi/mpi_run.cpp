@@ -88,17 +88,19 @@ RunReport make_report(const std::vector<std::string>& endings) {
     report.ranks.push_back(std::move(outcome));
   }
   if (report.ok()) {
-    report.summary = fmt::format("ok: {} ranks finished", endings.size());
+    report.summary = fmt::format("ok: {} finished", plural(endings.size(), "rank"));
     return report;
   }
   report.summary = fmt::format("watchdog: {}", first);
   report.culprit = {"watchdog", report.summary, {report.root_cause_rank}};
+  std::string& endings_text = report.analysis.preamble;
   for (std::size_t r = 0; r < endings.size(); ++r) {
-    if (!endings[r].empty()) report.details += fmt::format("rank {}: {}\n", r, endings[r]);
+    if (!endings[r].empty()) endings_text += fmt::format("rank {}: {}\n", r, without_rank_prefix(static_cast<int>(r), endings[r]));
   }
-  report.details +=
+  endings_text +=
       "replay the trace on the emulator (ranklab replay TRACE) for the wait-for cycle and "
       "the culprit";
+  report.render_details();
   return report;
 }
 

@@ -70,7 +70,7 @@ TEST_F(CliReplayTest, DeadlockExampleReplaysIntoTheSameReport) {
   const CommandResult json = ranklab(
       "replay --json " + shell_quoted(tools_testing::examples_dir() / "send_send_deadlock.jsonl"));
   EXPECT_EQ(json.exit_code, 3);
-  const auto culprit_doc = nlohmann::json::parse(json.out).at("run").at("culprit");
+  const auto culprit_doc = nlohmann::json::parse(json.out).at("culprit");
   EXPECT_EQ(culprit_doc.at("kind"), "send-cycle") << json.out;
   EXPECT_EQ(culprit_doc.at("ranks"), nlohmann::json::array({0, 1})) << json.out;
   const CommandResult barrier = ranklab(
@@ -124,7 +124,8 @@ TEST_F(CliReplayTest, JsonAndReplayedTrace) {
   const auto doc = nlohmann::json::parse(run.out);
   EXPECT_TRUE(doc["reproduced"].get<bool>());
   EXPECT_EQ(doc["recorded_operations"], doc["replayed_operations"]);
-  EXPECT_EQ(doc["run"]["status"], "ok");
+  EXPECT_EQ(doc["run_status"], "ok");
+  EXPECT_EQ(doc["status"], "reproduced");
   const CommandResult diff = ranklab("diff " + trace + " " + shell_quoted(replayed));
   EXPECT_EQ(diff.exit_code, 0) << diff.out;
 }

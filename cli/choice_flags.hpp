@@ -1,0 +1,31 @@
+// Options that take one of a few values, or a value with a syntax of its own (--policy,
+// --send-mode): CLI11 validators that refuse a bad value while parsing, with the parser's own
+// message ("--mode: unknown mode 'xx': expected tp, pp, dp or hybrid"), and that list the
+// values in --help ("--mode TEXT:{tp,pp,dp,hybrid}=hybrid").
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <utility>
+
+#include "traces/error.hpp"
+
+namespace ranklab::cli {
+
+/// A validator that runs `parse` on the value: a UsageError it throws rejects the value
+/// with its message. `values` is what --help shows after the type: "{f32,f64}".
+template <typename Parse>
+CLI::Validator parsed_as(std::string values, Parse parse) {
+  return CLI::Validator(
+      [parse](std::string& value) -> std::string {
+        try {
+          parse(value);
+          return {};
+        } catch (const UsageError& e) {
+          return e.what();
+        }
+      },
+      std::move(values));
+}
+
+}  // namespace ranklab::cli
