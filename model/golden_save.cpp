@@ -71,19 +71,23 @@ class SetWriter {
   Json files_ = Json::array();
 };
 
-// Every size in the set agrees with its config (so the files load back).
+// Every size in the set agrees with its config (so the files load back). A set that does not
+// is the caller's mistake, not the file's: UsageError "DIR: save_golden: reason".
 template <typename Scalar>
 void check_set(const fs::path& dir, const GoldenSet<Scalar>& set) {
   const GoldenConfig& c = set.config;
   const ModelShape& s = c.shape;
+  const auto misuse = [&](std::string_view reason) {
+    throw UsageError(fmt::format("{}: save_golden: {}", dir.string(), reason));
+  };
   try {
     s.validate();
   } catch (const UsageError& error) {
-    fail(dir, fmt::format("save_golden: {}", error.what()));
+    misuse(error.what());
   }
   const auto dp = static_cast<std::size_t>(c.dp);
   const auto check = [&](bool ok, std::string_view what) {
-    if (!ok) fail(dir, fmt::format("save_golden: {} disagrees with the config", what));
+    if (!ok) misuse(fmt::format("{} disagrees with the config", what));
   };
   const auto full_layer = [&](const LayerParams<Scalar>& p, std::int64_t inter) {
     p.check();

@@ -51,7 +51,7 @@ std::vector<RankTraffic> count_traffic(const Trace& trace) {
   for (std::size_t rank = 0; rank < trace.ranks.size(); ++rank) {
     for (const TraceEvent& event : trace.ranks[rank]) {
       if (event.group >= kinds.size()) {
-        throw UsageError(fmt::format("trace: rank {} event {} names group {}, the header lists {}",
+        throw TraceError(fmt::format("trace: rank {} event {} names group {}, the header lists {}",
                                      rank, event.rank_seq, event.group, kinds.size()));
       }
       if (event.status != OpStatus::completed || !kinds[event.group]) continue;

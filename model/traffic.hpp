@@ -60,7 +60,7 @@ struct RankTraffic {
 std::optional<GroupKind> group_kind_of(std::string_view group_name);
 
 /// Each rank's completed operations on TP, PP and DP groups (others are not counted).
-/// Throws UsageError if an event names a group the header does not list.
+/// Throws TraceError if an event names a group the header does not list.
 std::vector<RankTraffic> count_traffic(const Trace& trace);
 
 /// The sum over ranks of one kind.
