@@ -1,10 +1,12 @@
 // The `ranklab` command: results on stdout, logs on stderr, exit codes per DESIGN.md §7
-// (0 ok, 1 bad usage or input, 2 numerical check failed, 3 deadlock, 4 mismatch, 5 rank failed).
+// (0 ok, 1 bad usage or input, 2 numerical check failed, 3 deadlock, 4 mismatch, 5 rank failed),
+// and 70 for an internal error (cli/error_exit.hpp).
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "cli/cluster_flags.hpp"
 #include "cli/diff_command.hpp"
+#include "cli/error_exit.hpp"
 #include "cli/explore_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/replay_command.hpp"
@@ -13,7 +15,6 @@
 #include "cli/schedule_command.hpp"
 #include "cli/stats_command.hpp"
 #include "cli/unsigned_flags.hpp"
-#include "traces/error.hpp"
 
 int main(int argc, char** argv) {
   using namespace ranklab::cli;
@@ -65,12 +66,8 @@ int main(int argc, char** argv) {
     if (replay) return replay_command(replay_flags);
     if (schedule) return schedule_command(schedule_flags);
     if (explore) return explore_command(explore_flags, explore);
-  } catch (const ranklab::Error& e) {
-    std::cerr << "ranklab: error: " << e.what() << "\n";
-    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "ranklab: error: " << e.what() << "\n";
-    return 1;
+    return report_error(e, std::cerr);
   }
   return 1;
 }
