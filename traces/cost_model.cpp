@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -12,27 +11,10 @@
 #include "traces/error.hpp"
 #include "traces/input_file.hpp"
 #include "traces/quote_input.hpp"
+#include "traces/text.hpp"
 
 namespace ranklab {
 namespace {
-
-/// A whole string as a finite double, or nothing.
-std::optional<double> parse_number(std::string_view text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r");
-  return text.substr(first, last - first + 1);
-}
 
 int ceil_log2(std::size_t p) {
   int rounds = 0;
@@ -96,7 +78,7 @@ CostModel CostModel::parse(std::string_view text) {
           quote_input(item),
           kCostSyntax));
     }
-    const auto value = parse_number(item.substr(eq + 1));
+    const auto value = parse_whole<double>(item.substr(eq + 1));
     if (!value || *value < 0 || (key != "alpha" && *value == 0)) {
       throw UsageError(fmt::format("--cost: {} must be a number {}, got {}", key,
                                    key == "alpha" ? ">= 0" : "> 0",
@@ -156,7 +138,7 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
       fail(line_no, fmt::format("'{}' repeats line {}", key, it->second));
     }
     seen.emplace(std::string(key), line_no);
-    const auto value = parse_number(value_text);
+    const auto value = parse_whole<double>(value_text);
     if (!value || *value < 0 || (spec->positive && *value == 0)) {
       fail(line_no, fmt::format("'{}' must be a number {}, got {}", key,
                                 spec->positive ? "> 0" : ">= 0", quote_input(value_text)));
