@@ -1,5 +1,8 @@
-// The shared text tools (traces/text.hpp) every text reader parses numbers with.
+// The shared text tools every text reader parses with: numbers and trimming (traces/text.hpp),
+// enum names (traces/enum_names.hpp).
 #include "traces/text.hpp"
+
+#include "traces/enum_names.hpp"
 
 #include <gtest/gtest.h>
 
@@ -35,6 +38,16 @@ TEST(TextTest, TrimDropsSpacesTabsAndCarriageReturns) {
   EXPECT_EQ(trim(" \tkey = 1\r"), "key = 1");
   EXPECT_EQ(trim(" \t\r"), "");
   EXPECT_EQ(trim("x"), "x");
+}
+
+enum class Colour { red, green, blue };
+constexpr EnumNames<Colour, 3> kColours({"red", "green", "blue"});
+
+TEST(TextTest, EnumNamesNameParseAndListFromOneTable) {
+  EXPECT_EQ(kColours[Colour::blue], "blue");
+  EXPECT_EQ(kColours.parse("green"), Colour::green);
+  EXPECT_EQ(kColours.parse("Green"), std::nullopt);
+  EXPECT_EQ(kColours.alternatives(), "red, green or blue");
 }
 
 }  // namespace
