@@ -1,7 +1,7 @@
 // save_golden: the writing half of model/golden.hpp.
 #include <fmt/format.h>
 
-#include <fstream>
+#include <ostream>
 #include <set>
 #include <string>
 
@@ -9,6 +9,7 @@
 #include "model/golden.hpp"
 #include "model/npy.hpp"
 #include "traces/error.hpp"
+#include "traces/output_file.hpp"
 
 namespace ranklab {
 
@@ -226,10 +227,8 @@ void save_golden(const fs::path& directory, const GoldenSet<Scalar>& set) {
   if (!set.hybrid_grads.empty()) manifest["ranks"] = ranks_json(set.hybrid_grads);
   merge_files(manifest, out.files(), DtypeNames<Scalar>::dtype, DtypeNames<Scalar>::suffix);
 
-  std::ofstream file(path, std::ios::trunc);
-  file << manifest.dump(1) << '\n';
-  file.close();
-  if (!file) fail(path, "cannot write");
+  write_output_file(path, "the golden manifest",
+                    [&](std::ostream& file) { file << manifest.dump(1) << '\n'; });
 }
 
 template void save_golden<float>(const fs::path&, const GoldenSet<float>&);
