@@ -46,6 +46,50 @@ const TopologyKey kTopologyKeys[] = {
   throw TraceError(fmt::format("{}:{}: {}", name, line, reason));
 }
 
+const TopologyKey* find_topology_key(std::string_view key) {
+  for (const TopologyKey& k : kTopologyKeys) {
+    if (key == k.name) return &k;
+  }
+  return nullptr;
+}
+
+/// "ranks_per_node, intra.latency, ...": the keys of kTopologyKeys, for an unknown one.
+std::string known_topology_keys() {
+  std::string out;
+  for (const TopologyKey& k : kTopologyKeys) {
+    if (!out.empty()) out += ", ";
+    out += k.name;
+  }
+  return out;
+}
+
+using TopologyLines = std::map<std::string, std::size_t, std::less<>>;  // key -> its line
+
+/// The links a file left out, once every line is read: intra.* is required; inter.* only
+/// with ranks_per_node, and without it the one node's link serves every pair.
+void complete_links(Topology& t, const TopologyLines& seen, std::string_view name,
+                    std::size_t end_line) {
+  const auto fail = [&](std::size_t line, const std::string& reason) {
+    topology_error(name, line, reason);
+  };
+  for (const char* key : {"intra.latency", "intra.bandwidth"}) {
+    if (!seen.contains(key)) fail(end_line, fmt::format("missing '{}'", key));
+  }
+  const bool has_inter = seen.contains("inter.latency") || seen.contains("inter.bandwidth");
+  if (t.ranks_per_node > 0) {
+    for (const char* key : {"inter.latency", "inter.bandwidth"}) {
+      if (!seen.contains(key)) {
+        fail(end_line, fmt::format("missing '{}' (ranks_per_node is set)", key));
+      }
+    }
+  } else if (has_inter) {
+    fail(seen.contains("inter.latency") ? seen.at("inter.latency") : seen.at("inter.bandwidth"),
+         "inter.* needs ranks_per_node (otherwise every rank shares one node)");
+  } else {
+    t.inter = t.intra;
+  }
+}
+
 }  // namespace
 
 CostModel::CostModel(Topology topology) : topology_(topology) {}
@@ -105,7 +149,7 @@ CostModel CostModel::parse(std::string_view text) {
 
 CostModel CostModel::parse_topology(std::string_view text, std::string_view name) {
   Topology t;
-  std::map<std::string, std::size_t, std::less<>> seen;  // key -> line
+  TopologyLines seen;
   std::size_t line_no = 0;
   const auto fail = [&](std::size_t line, const std::string& reason) {
     topology_error(name, line, reason);
@@ -123,16 +167,11 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
     }
     const std::string_view key = trim(line.substr(0, eq));
     const std::string_view value_text = trim(line.substr(eq + 1));
-    const TopologyKey* spec = nullptr;
-    for (const TopologyKey& k : kTopologyKeys) {
-      if (key == k.name) spec = &k;
-    }
+    const TopologyKey* spec = find_topology_key(key);
     if (spec == nullptr) {
-      topology_error(name, line_no,
-                     fmt::format("unknown key {} (known: ranks_per_node, intra.latency, "
-                                 "intra.bandwidth, inter.latency, inter.bandwidth, "
-                                 "compute.flops_per_second, compute.layer_seconds)",
-                                 quote_input(key)));
+      topology_error(
+          name, line_no,
+          fmt::format("unknown key {} (known: {})", quote_input(key), known_topology_keys()));
     }
     if (const auto it = seen.find(key); it != seen.end()) {
       fail(line_no, fmt::format("'{}' repeats line {}", key, it->second));
@@ -155,22 +194,7 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
       t.ranks_per_node = static_cast<int>(*value);
     }
   }
-  for (const char* key : {"intra.latency", "intra.bandwidth"}) {
-    if (!seen.contains(key)) fail(line_no + 1, fmt::format("missing '{}'", key));
-  }
-  const bool has_inter = seen.contains("inter.latency") || seen.contains("inter.bandwidth");
-  if (t.ranks_per_node > 0) {
-    for (const char* key : {"inter.latency", "inter.bandwidth"}) {
-      if (!seen.contains(key)) {
-        fail(line_no + 1, fmt::format("missing '{}' (ranks_per_node is set)", key));
-      }
-    }
-  } else if (has_inter) {
-    fail(seen.contains("inter.latency") ? seen.at("inter.latency") : seen.at("inter.bandwidth"),
-         "inter.* needs ranks_per_node (otherwise every rank shares one node)");
-  } else {
-    t.inter = t.intra;
-  }
+  complete_links(t, seen, name, line_no + 1);
   return CostModel(t);
 }
 
