@@ -172,8 +172,9 @@ CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
   return explore;
 }
 
-int explore_command(ExploreFlags flags, const CLI::App& command) {
-  flags.run_args = command.remaining();
+namespace {
+
+void validate(const ExploreFlags& flags) {
   if (flags.runs < 1) throw UsageError(fmt::format("--runs must be at least 1, got {}", flags.runs));
   if (flags.strategy != "random" && flags.strategy != "pct") {
     throw UsageError(fmt::format("unknown --strategy '{}': expected random or pct", flags.strategy));
@@ -184,21 +185,30 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   if (flags.jobs && *flags.jobs < 1) {
     throw UsageError(fmt::format("--jobs must be at least 1, got {}", *flags.jobs));
   }
-  const Target target = make_target(flags);
-  const Job* job = target.job.get();
+}
 
-  ExploreOptions options{.runs = flags.runs,
-                         .strategy = flags.strategy == "pct" ? Strategy::pct : Strategy::random,
-                         .pct_depth = flags.depth,
-                         .jobs = flags.jobs.value_or(tbb::info::default_concurrency()),
-                         .shrink = !flags.no_shrink};
+ExploreOptions explore_options(const ExploreFlags& flags) {
+  return {.runs = flags.runs,
+          .strategy = flags.strategy == "pct" ? Strategy::pct : Strategy::random,
+          .pct_depth = flags.depth,
+          .jobs = flags.jobs.value_or(tbb::info::default_concurrency()),
+          .shrink = !flags.no_shrink};
+}
+
+/// Explores `job` under `options`, its progress on the terminal.
+ExploreResult run_explore(const Job& job, ExploreOptions options, const ExploreFlags& flags) {
   std::cout << fmt::format("explore: {}: {} schedules ({} after rank-order), {} jobs\n",
-                           job->describe(), options.runs, flags.strategy, options.jobs);
+                           job.describe(), options.runs, flags.strategy, options.jobs);
   Progress progress;
   options.progress = [&progress](int done, int planned) { progress(done, planned); };
-  const ExploreResult result = explore(*job, options);
+  const ExploreResult result = explore(job, options);
   progress.clear();
+  return result;
+}
 
+/// Prints the result (and writes the failing run's trace and wait-for graph); returns the
+/// exit code.
+int print_result(const Target& target, const ExploreResult& result) {
   const double rate = result.seconds > 0 ? result.executed / result.seconds : 0.0;
   if (!result.failure) {
     std::cout << fmt::format(
@@ -239,6 +249,16 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
                            f.verdict.kind, f.index + 1, result.planned, result.executed,
                            result.executed == 1 ? "" : "s", result.seconds, rate);
   return f.outcome.exit_code != 0 ? f.outcome.exit_code : 2;
+}
+
+}  // namespace
+
+int explore_command(ExploreFlags flags, const CLI::App& command) {
+  flags.run_args = command.remaining();
+  validate(flags);
+  const Target target = make_target(flags);
+  const ExploreResult result = run_explore(*target.job, explore_options(flags), flags);
+  return print_result(target, result);
 }
 
 }  // namespace ranklab::cli
