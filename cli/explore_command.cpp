@@ -169,8 +169,9 @@ CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
   return explore;
 }
 
-int explore_command(ExploreFlags flags, const CLI::App& command) {
-  flags.run_args = command.remaining();
+namespace {
+
+void validate(const ExploreFlags& flags) {
   if (flags.runs < 1) throw UsageError(fmt::format("--runs must be at least 1, got {}", flags.runs));
   if (flags.depth < 1 || flags.depth > 1000) {
     throw UsageError(fmt::format("--depth must be 1..1000, got {}", flags.depth));
@@ -178,20 +179,21 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   if (flags.jobs && *flags.jobs < 1) {
     throw UsageError(fmt::format("--jobs must be at least 1, got {}", *flags.jobs));
   }
-  const Target target = make_target(flags);
-  const Job* job = target.job.get();
+}
 
-  ExploreOptions options{.runs = flags.runs,
-                         .strategy = parse_strategy(flags.strategy),
-                         .pct_depth = flags.depth,
-                         .jobs = flags.jobs.value_or(tbb::info::default_concurrency()),
-                         .shrink = !flags.no_shrink};
-  ExploreReport report{.target = job->describe(),
-                       .strategy = flags.strategy,
-                       .jobs = options.jobs,
-                       .planned = options.runs};
-  // The header first: a long exploration shows what it explores while it runs.
-  if (!flags.json) print_header(std::cout, report);
+ExploreOptions explore_options(const ExploreFlags& flags) {
+  return {.runs = flags.runs,
+          .strategy = parse_strategy(flags.strategy),
+          .pct_depth = flags.depth,
+          .jobs = flags.jobs.value_or(tbb::info::default_concurrency()),
+          .shrink = !flags.no_shrink};
+}
+
+/// Explores `job` under `options`: the report's header first (a long exploration shows what
+/// it explores while it runs), progress on the terminal, the counts into `report`.
+ExploreResult run_explore(const Job& job, ExploreOptions options, ExploreReport& report,
+                          bool json) {
+  if (!json) print_header(std::cout, report);
   std::cout << std::flush;
   // Schedules take milliseconds each: the clock is looked at on every one.
   Progress progress("explore", static_cast<std::uint64_t>(std::max(options.runs, 1)),
@@ -199,41 +201,59 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   options.progress = [&progress](int done, int) {
     progress.update_now(static_cast<std::uint64_t>(done));
   };
-  const ExploreResult result = explore(*job, options);
+  const ExploreResult result = explore(job, options);
   progress.finish();
   report.planned = result.planned;
   report.executed = result.executed;
   report.seconds = result.seconds;
+  return result;
+}
 
-  const JobOutcome* reported = nullptr;
-  if (result.failure) {
-    const Failure& f = *result.failure;
-    const bool nondeterminism = f.verdict.kind == "nondeterminism";
-    const std::string name = f.policy.to_string();
-    ExploreReport::Finding finding{
-        .schedule = f.index + 1,
-        .policy = name,
-        .verdict = f.verdict,
-        .report = nondeterminism
-                      ? describe_difference(result.reference, f.outcome, "rank-order", name)
-                      : f.outcome.text,
-        .run = f.outcome.json,
-        .reproduce = reproduce_command(target.command, target.args, f.policy, nondeterminism),
-        .exit_code = f.outcome.exit_code != 0 ? f.outcome.exit_code : 2};
-    reported = &f.outcome;
-    if (result.shrunk) {
-      const ShrunkSchedule& s = *result.shrunk;
-      finding.shrunk = ExploreReport::Finding::Shrunk{
-          .preemptions = s.policy.preemptions.size(),
-          .preemptions_before = s.preemptions_before,
-          .runs = s.runs,
-          .reproduce = reproduce_command(target.command, target.args, s.policy, nondeterminism)};
-      reported = &s.outcome;
-    }
-    report.failure = std::move(finding);
-    report.failing_trace = write_failing_trace(target.cluster.trace_path, reported->trace);
-    write_wait_graph(target.cluster.wait_graph_path, reported->report);
+/// The failing schedule (and its shrunk form) into the report, with the commands that
+/// reproduce them; writes the failing run's trace and wait-for graph.
+void record_finding(const Target& target, const ExploreResult& result, ExploreReport& report) {
+  if (!result.failure) return;
+  const Failure& f = *result.failure;
+  const bool nondeterminism = f.verdict.kind == "nondeterminism";
+  const std::string name = f.policy.to_string();
+  ExploreReport::Finding finding{
+      .schedule = f.index + 1,
+      .policy = name,
+      .verdict = f.verdict,
+      .report = nondeterminism
+                    ? describe_difference(result.reference, f.outcome, "rank-order", name)
+                    : f.outcome.text,
+      .run = f.outcome.json,
+      .reproduce = reproduce_command(target.command, target.args, f.policy, nondeterminism),
+      .exit_code = f.outcome.exit_code != 0 ? f.outcome.exit_code : 2};
+  const JobOutcome* reported = &f.outcome;
+  if (result.shrunk) {
+    const ShrunkSchedule& s = *result.shrunk;
+    finding.shrunk = ExploreReport::Finding::Shrunk{
+        .preemptions = s.policy.preemptions.size(),
+        .preemptions_before = s.preemptions_before,
+        .runs = s.runs,
+        .reproduce = reproduce_command(target.command, target.args, s.policy, nondeterminism)};
+    reported = &s.outcome;
   }
+  report.failure = std::move(finding);
+  report.failing_trace = write_failing_trace(target.cluster.trace_path, reported->trace);
+  write_wait_graph(target.cluster.wait_graph_path, reported->report);
+}
+
+}  // namespace
+
+int explore_command(ExploreFlags flags, const CLI::App& command) {
+  flags.run_args = command.remaining();
+  validate(flags);
+  const Target target = make_target(flags);
+  const ExploreOptions options = explore_options(flags);
+  ExploreReport report{.target = target.job->describe(),
+                       .strategy = flags.strategy,
+                       .jobs = options.jobs,
+                       .planned = options.runs};
+  const ExploreResult result = run_explore(*target.job, options, report, flags.json);
+  record_finding(target, result, report);
   if (flags.json) {
     std::cout << to_json(report).dump(2) << "\n";
   } else {

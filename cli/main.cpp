@@ -1,5 +1,6 @@
 // The `ranklab` command: results on stdout, logs on stderr, exit codes per DESIGN.md §7
-// (0 ok, 1 bad usage or input, 2 numerical check failed, 3 deadlock, 4 mismatch, 5 rank failed).
+// (0 ok, 1 bad usage or input, 2 numerical check failed, 3 deadlock, 4 mismatch, 5 rank failed),
+// and 70 for an internal error (cli/error_exit.hpp).
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
@@ -12,6 +13,7 @@
 #include "cli/choice_flags.hpp"
 #include "cli/cluster_flags.hpp"
 #include "cli/diff_command.hpp"
+#include "cli/error_exit.hpp"
 #include "cli/explore_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/replay_command.hpp"
@@ -21,7 +23,6 @@
 #include "cli/stats_command.hpp"
 #include "cli/unsigned_flags.hpp"
 #include "model/kernels/dispatch.hpp"
-#include "traces/error.hpp"
 
 namespace {
 
@@ -95,12 +96,8 @@ int main(int argc, char** argv) {
     if (replay) return replay_command(replay_flags);
     if (schedule) return schedule_command(schedule_flags);
     if (explore) return explore_command(explore_flags, explore);
-  } catch (const ranklab::Error& e) {
-    std::cerr << "ranklab: error: " << e.what() << "\n";
-    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "ranklab: error: " << e.what() << "\n";
-    return 1;
+    return report_error(e, std::cerr);
   }
   return 1;
 }

@@ -3,7 +3,7 @@
 # that finds the same Debian packages.
 include(CMakePackageConfigHelpers)
 
-set(RANKLAB_EXPORTED_TARGETS ranklab_warnings ranklab_traces ranklab_comm ranklab_emulator ranklab_collectives)
+set(RANKLAB_EXPORTED_TARGETS ranklab_traces ranklab_comm ranklab_emulator ranklab_collectives)
 if(TARGET ranklab_model)
   list(APPEND RANKLAB_EXPORTED_TARGETS ranklab_model)
 endif()
@@ -13,11 +13,14 @@ install(TARGETS ${RANKLAB_EXPORTED_TARGETS} EXPORT ranklabTargets
 if(TARGET ranklab)
   install(TARGETS ranklab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-foreach(module traces comm emulator collectives model)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/
-    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ranklab/${module}
-    FILES_MATCHING PATTERN "*.hpp")
-endforeach()
+# In the source tree the headers include each other as "traces/x.hpp" from the project root;
+# installed, they say "ranklab/traces/x.hpp", so the package exports include/ alone and a
+# user's own traces/ or model/ folder never meets ranklab's (cmake/install_headers.cmake).
+install(CODE "
+  set(RANKLAB_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")
+  set(RANKLAB_HEADER_MODULES traces comm emulator collectives model)
+  set(RANKLAB_INCLUDE_DESTINATION \"${CMAKE_INSTALL_INCLUDEDIR}/ranklab\")")
+install(SCRIPT ${PROJECT_SOURCE_DIR}/cmake/install_headers.cmake)
 install(EXPORT ranklabTargets NAMESPACE ranklab:: DESTINATION ${RANKLAB_INSTALL_CMAKEDIR})
 # ranklab::mpi in an export set of its own, which the config file loads only when Open MPI is
 # found (find_package(ranklab COMPONENTS mpi) requires it): a consumer without MPI still gets

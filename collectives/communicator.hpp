@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collectives/backend.hpp"
+#include "collectives/buffer_range.hpp"
 #include "collectives/options.hpp"
 #include "collectives/work.hpp"
 #include "comm/buffer.hpp"
@@ -53,7 +54,7 @@ class Communicator {
   /// Collective over this communicator.
   Communicator split(int color, int key, Where where = Where::current());
 
-  // Point-to-point. Untyped core, then typed conveniences. Tags are below
+  // Point-to-point. Untyped core, then the typed forms. Tags are below
   // kFirstReservedTag (collectives/tags.hpp; recv also takes kAnyTag): the tags above are the
   // collectives' own. A receive buffer may be larger than the message, as in MPI: status()
   // says how many elements arrived. A smaller buffer or a different element type fails both
@@ -63,21 +64,24 @@ class Communicator {
   void send(ConstBuffer data, int dst, int tag = 0, Where where = Where::current());
   RecvStatus recv(MutableBuffer data, int src, int tag = 0, Where where = Where::current());
 
-  template <typename T>
-  void send(std::span<const T> data, int dst, int tag = 0, Where where = Where::current()) {
-    send(as_buffer(data), dst, tag, where);
+  // Typed: any contiguous range of a supported element type (collectives/buffer_range.hpp),
+  // a std::vector as well as a std::span; what is written into must be writable.
+  template <SendRange R>
+  void send(const R& data, int dst, int tag = 0, Where where = Where::current()) {
+    send(buffer_of(data), dst, tag, where);
   }
-  template <typename T>
-  RecvStatus recv(std::span<T> data, int src, int tag = 0, Where where = Where::current()) {
-    return recv(as_mutable_buffer(data), src, tag, where);
+  template <typename R>
+  requires RecvRange<R> RecvStatus recv(R&& data, int src, int tag = 0,
+                                        Where where = Where::current()) {
+    return recv(mutable_buffer_of(data), src, tag, where);
   }
-  template <typename T>
-  Work isend(std::span<const T> data, int dst, int tag = 0, Where where = Where::current()) {
-    return isend(as_buffer(data), dst, tag, where);
+  template <SendRange R>
+  Work isend(const R& data, int dst, int tag = 0, Where where = Where::current()) {
+    return isend(buffer_of(data), dst, tag, where);
   }
-  template <typename T>
-  Work irecv(std::span<T> data, int src, int tag = 0, Where where = Where::current()) {
-    return irecv(as_mutable_buffer(data), src, tag, where);
+  template <typename R>
+  requires RecvRange<R> Work irecv(R&& data, int src, int tag = 0, Where where = Where::current()) {
+    return irecv(mutable_buffer_of(data), src, tag, where);
   }
 
   // Collectives: the i-prefixed forms return a Work; the plain forms wait for it. With a
@@ -119,23 +123,113 @@ class Communicator {
     iall_to_all_v(input, send_counts, output, recv_counts, options, where).wait();
   }
 
-  template <typename T>
-  void all_reduce(std::span<T> data, const AllReduceOptions& options = {}, Where where = Where::current()) {
-    all_reduce(as_mutable_buffer(data), options, where);
+  // Typed collectives, as the point-to-point calls: in place on one range, or from an input
+  // range into an output range of the same element type.
+  template <typename R>
+  requires RecvRange<R> Work iall_reduce(R&& data, const AllReduceOptions& options = {},
+                                         Where where = Where::current()) {
+    return iall_reduce(mutable_buffer_of(data), options, where);
   }
-  template <typename T>
-  void broadcast(std::span<T> data, const BroadcastOptions& options = {}, Where where = Where::current()) {
-    broadcast(as_mutable_buffer(data), options, where);
+  template <typename R>
+  requires RecvRange<R>
+  void all_reduce(R&& data, const AllReduceOptions& options = {}, Where where = Where::current()) {
+    all_reduce(mutable_buffer_of(data), options, where);
   }
-  template <typename T>
-  void all_gather(std::span<const T> input, std::span<T> output,
-                  const AllGatherOptions& options = {}, Where where = Where::current()) {
-    all_gather(as_buffer(input), as_mutable_buffer(output), options, where);
+  template <typename R>
+  requires RecvRange<R> Work ibroadcast(R&& data, const BroadcastOptions& options = {},
+                                        Where where = Where::current()) {
+    return ibroadcast(mutable_buffer_of(data), options, where);
   }
-  template <typename T>
-  void reduce_scatter(std::span<const T> input, std::span<T> output,
-                      const ReduceScatterOptions& options = {}, Where where = Where::current()) {
-    reduce_scatter(as_buffer(input), as_mutable_buffer(output), options, where);
+  template <typename R>
+  requires RecvRange<R>
+  void broadcast(R&& data, const BroadcastOptions& options = {}, Where where = Where::current()) {
+    broadcast(mutable_buffer_of(data), options, where);
+  }
+  template <typename R>
+  requires RecvRange<R> Work ireduce(R&& data, const ReduceOptions& options = {},
+                                     Where where = Where::current()) {
+    return ireduce(mutable_buffer_of(data), options, where);
+  }
+  template <typename R>
+  requires RecvRange<R>
+  void reduce(R&& data, const ReduceOptions& options = {}, Where where = Where::current()) {
+    reduce(mutable_buffer_of(data), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out> Work
+  iall_gather(const In& input, Out&& output, const AllGatherOptions& options = {},
+              Where where = Where::current()) {
+    return iall_gather(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out>
+  void all_gather(const In& input, Out&& output, const AllGatherOptions& options = {},
+                  Where where = Where::current()) {
+    all_gather(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out> Work
+  ireduce_scatter(const In& input, Out&& output, const ReduceScatterOptions& options = {},
+                  Where where = Where::current()) {
+    return ireduce_scatter(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out>
+  void reduce_scatter(const In& input, Out&& output, const ReduceScatterOptions& options = {},
+                      Where where = Where::current()) {
+    reduce_scatter(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out> Work igather(const In& input, Out&& output,
+                                                                const GatherOptions& options = {},
+                                                                Where where = Where::current()) {
+    return igather(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out>
+  void gather(const In& input, Out&& output, const GatherOptions& options = {},
+              Where where = Where::current()) {
+    gather(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out> Work iscatter(const In& input, Out&& output,
+                                                                 const ScatterOptions& options = {},
+                                                                 Where where = Where::current()) {
+    return iscatter(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out>
+  void scatter(const In& input, Out&& output, const ScatterOptions& options = {},
+               Where where = Where::current()) {
+    scatter(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out> Work
+  iall_to_all(const In& input, Out&& output, const AllToAllOptions& options = {},
+              Where where = Where::current()) {
+    return iall_to_all(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out>
+  void all_to_all(const In& input, Out&& output, const AllToAllOptions& options = {},
+                  Where where = Where::current()) {
+    all_to_all(buffer_of(input), mutable_buffer_of(output), options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out> Work
+  iall_to_all_v(const In& input, std::span<const std::size_t> send_counts, Out&& output,
+                std::span<const std::size_t> recv_counts, const AllToAllOptions& options = {},
+                Where where = Where::current()) {
+    return iall_to_all_v(buffer_of(input), send_counts, mutable_buffer_of(output), recv_counts,
+                         options, where);
+  }
+  template <SendRange In, typename Out>
+  requires RecvRange<Out> && SameElements<In, Out>
+  void all_to_all_v(const In& input, std::span<const std::size_t> send_counts, Out&& output,
+                    std::span<const std::size_t> recv_counts, const AllToAllOptions& options = {},
+                    Where where = Where::current()) {
+    all_to_all_v(buffer_of(input), send_counts, mutable_buffer_of(output), recv_counts, options,
+                 where);
   }
 
   /// Names the calls this rank makes, on this communicator and every group made from it,

@@ -284,7 +284,7 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
     if (verdict_ == RunStatus::ok && !op.done.load(std::memory_order_relaxed)) {
       if (indefinite) {
         // Untimed: a timed wait goes through Boost's sleep queue and the clock on every
-        // block. The run's Watchdog thread ends waits longer than the cluster timeout.
+        // block. The run's Watchdog fiber ends waits longer than the cluster timeout.
         ++me.blocks;
         me.wakeup.wait(lock);
       } else {

@@ -246,7 +246,7 @@ class Fabric {
   std::exception_ptr root_cause_;
   std::string summary_;
   FailureAnalysis analysis_;
-  bool watchdog_fired_ = false;  // the verdict came from check_watchdog
+  bool watchdog_fired_ = false;  // the verdict came from declare_watchdog
   Culprit culprit_;            // set with the verdict
   WaitForGraph wait_graph_;    // set when the verdict is reached with ranks blocked
   detail::FingerprintBook fingerprints_;

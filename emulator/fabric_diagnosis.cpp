@@ -27,13 +27,9 @@ using detail::Operation;
 
 namespace {
 
+/// "1, 2 and 3".
 std::string and_list(const std::vector<int>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    out += i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ";
-    out += std::to_string(ranks[i]);
-  }
-  return out;
+  return detail::join_ranks(ranks, {.last = " and "});
 }
 
 bool tag_matches(int wanted, int tag) {

@@ -19,13 +19,7 @@ namespace {
 constexpr std::size_t kMaxListed = 32;  // keeps reports of 65,536-rank runs readable
 
 std::string join_ranks(const std::vector<int>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size() && i < kMaxListed; ++i) {
-    out += i ? ", " : "";
-    out += std::to_string(ranks[i]);
-  }
-  if (ranks.size() > kMaxListed) out += fmt::format(" and {} more", ranks.size() - kMaxListed);
-  return out;
+  return detail::join_ranks(ranks, {.max_listed = kMaxListed});
 }
 
 std::string describe_event(const TraceEvent& e, const std::vector<std::unique_ptr<Group>>& groups) {

@@ -1,22 +1,21 @@
 #include "emulator/options.hpp"
 
-#include <charconv>
 #include <algorithm>
 #include <cstdlib>
 
-#include "emulator/detail/parse_number.hpp"
 #include "comm/errors.hpp"
+#include "emulator/detail/parse_number.hpp"
+#include "traces/text.hpp"
 
 namespace ranklab {
 std::uint64_t detail::parse_number(std::string_view text, std::string_view what,
                                    std::string_view whole) {
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
+  const std::optional<std::uint64_t> value = parse_whole<std::uint64_t>(text);
+  if (!value) {
     throw UsageError(fmt::format("invalid {} '{}' in '{}': expected a non-negative integer", what,
                                  text, whole));
   }
-  return value;
+  return *value;
 }
 
 using detail::parse_number;

@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <fstream>
 #include <optional>
 #include <string>
 
 #include "emulator/replay.hpp"
+#include "traces/text.hpp"
 
 namespace ranklab {
 namespace {
@@ -26,9 +26,8 @@ std::optional<std::uint64_t> cgroup_limit(const char* path) {
   std::ifstream in(path);
   std::string text;
   if (!(in >> text)) return std::nullopt;
-  std::uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value == 0) return std::nullopt;
+  const std::optional<std::uint64_t> value = parse_whole<std::uint64_t>(text);
+  if (!value || *value == 0) return std::nullopt;
   return value;
 }
 

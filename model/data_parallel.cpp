@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <span>
 #include <string_view>
+
+#include "model/span_of.hpp"
 
 namespace ranklab {
 
@@ -14,8 +15,7 @@ template <typename Dense>
 void average_one(Communicator& dp, Dense& grad, std::size_t layer, std::string_view name) {
   using Scalar = typename Dense::Scalar;
   const auto scope = dp.annotate(fmt::format("DP all_reduce of the {} gradient of local layer {}", name, layer));
-  dp.all_reduce(std::span<Scalar>(grad.data(), static_cast<std::size_t>(grad.size())),
-                {.op = ReduceOp::sum});
+  dp.all_reduce(span_of(grad), {.op = ReduceOp::sum});
   grad /= static_cast<Scalar>(dp.size());
 }
 

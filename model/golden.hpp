@@ -68,13 +68,13 @@ struct GoldenInfo {
   bool has_float64 = false;
 };
 
-/// Reads DIRECTORY/manifest.json. Throws UsageError naming the path for a missing
+/// Reads DIRECTORY/manifest.json. Throws TraceError naming the path for a missing
 /// directory or manifest, invalid JSON, or a config with missing or bad keys.
 GoldenInfo read_golden_info(const std::filesystem::path& directory);
 
 /// Loads the Scalar (float -> f32, double -> f64) part of a golden directory. Weights and
 /// data are required; each expected result is loaded when manifest.json lists it. Throws
-/// UsageError naming the path for a missing directory, manifest or file, a manifest without
+/// TraceError naming the path for a missing directory, manifest or file, a manifest without
 /// this dtype or with missing keys, and any .npy problem (model/npy.hpp).
 template <typename Scalar>
 GoldenSet<Scalar> load_golden(const std::filesystem::path& directory);
@@ -82,7 +82,8 @@ GoldenSet<Scalar> load_golden(const std::filesystem::path& directory);
 /// Writes `set` under the same names, creating the directory, and writes manifest.json.
 /// An existing manifest with the same config is merged (so a set can hold f32 and f64);
 /// one with another config is an error. Empty result fields are not written.
-/// Throws UsageError if the set's sizes disagree with its config or a file cannot be written.
+/// Throws UsageError if the set's sizes disagree with its config, TraceError if a file cannot
+/// be written or the directory holds a set of another config.
 template <typename Scalar>
 void save_golden(const std::filesystem::path& directory, const GoldenSet<Scalar>& set);
 

@@ -1,7 +1,7 @@
 // save_golden: the writing half of model/golden.hpp.
 #include <fmt/format.h>
 
-#include <fstream>
+#include <ostream>
 #include <set>
 #include <string>
 
@@ -9,6 +9,7 @@
 #include "model/golden.hpp"
 #include "model/npy.hpp"
 #include "traces/error.hpp"
+#include "traces/output_file.hpp"
 
 namespace ranklab {
 
@@ -71,19 +72,23 @@ class SetWriter {
   Json files_ = Json::array();
 };
 
-// Every size in the set agrees with its config (so the files load back).
+// Every size in the set agrees with its config (so the files load back). A set that does not
+// is the caller's mistake, not the file's: UsageError "DIR: save_golden: reason".
 template <typename Scalar>
 void check_set(const fs::path& dir, const GoldenSet<Scalar>& set) {
   const GoldenConfig& c = set.config;
   const ModelShape& s = c.shape;
+  const auto misuse = [&](std::string_view reason) {
+    throw UsageError(fmt::format("{}: save_golden: {}", dir.string(), reason));
+  };
   try {
     s.validate();
   } catch (const UsageError& error) {
-    fail(dir, fmt::format("save_golden: {}", error.what()));
+    misuse(error.what());
   }
   const auto dp = static_cast<std::size_t>(c.dp);
   const auto check = [&](bool ok, std::string_view what) {
-    if (!ok) fail(dir, fmt::format("save_golden: {} disagrees with the config", what));
+    if (!ok) misuse(fmt::format("{} disagrees with the config", what));
   };
   const auto full_layer = [&](const LayerParams<Scalar>& p, std::int64_t inter) {
     p.check();
@@ -222,10 +227,8 @@ void save_golden(const fs::path& directory, const GoldenSet<Scalar>& set) {
   if (!set.hybrid_grads.empty()) manifest["ranks"] = ranks_json(set.hybrid_grads);
   merge_files(manifest, out.files(), DtypeNames<Scalar>::dtype, DtypeNames<Scalar>::suffix);
 
-  std::ofstream file(path, std::ios::trunc);
-  file << manifest.dump(1) << '\n';
-  file.close();
-  if (!file) fail(path, "cannot write");
+  write_output_file(path, "the golden manifest",
+                    [&](std::ostream& file) { file << manifest.dump(1) << '\n'; });
 }
 
 template void save_golden<float>(const fs::path&, const GoldenSet<float>&);

@@ -114,8 +114,9 @@ void write_raw(const std::filesystem::path& path, DataType type,
                std::span<const std::int64_t> shape, const void* data, std::size_t count) {
   const DescrInfo& info = info_of(type);
   const std::int64_t expected = element_count_of(shape);
-  if (expected < 0 || static_cast<std::size_t>(expected) != count) {
-    fail(path, fmt::format("cannot write shape {} from {} values", format_shape(shape), count));
+  if (expected < 0 || static_cast<std::size_t>(expected) != count) {  // the caller's mistake
+    throw UsageError(fmt::format("{}: cannot write shape {} from {} values", path.string(),
+                                 format_shape(shape), count));
   }
   std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
                                    info.descr, python_tuple(shape));

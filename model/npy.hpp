@@ -1,7 +1,7 @@
 // NumPy .npy files (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html),
 // the exchange format with the PyTorch reference (tests/reference). Reads format
 // 1.0 and 2.0, writes 1.0 as np.save does; little-endian, C order only; element types
-// '<f4', '<f8', '<i4', '<i8' and '|u1'. Every problem with a file is a UsageError whose
+// '<f4', '<f8', '<i4', '<i8' and '|u1'. Every problem with a file is a TraceError whose
 // message starts with the path: "PATH: expected shape [64,32], found [32,64]".
 #pragma once
 
@@ -33,13 +33,13 @@ std::string npy_descr(DataType dtype);
 /// Shapes as they appear in messages: "[64,32]".
 std::string format_shape(std::span<const std::int64_t> shape);
 
-/// Reads a whole .npy file. Throws UsageError "PATH: reason" for a missing or unreadable
+/// Reads a whole .npy file. Throws TraceError "PATH: reason" for a missing or unreadable
 /// file, a bad magic string or version, a malformed header, an unsupported dtype,
 /// fortran_order data, or a data length that does not match the shape.
 NpyArray read_npy(const std::filesystem::path& path);
 
 /// Reads a file that must hold type T (float, double, std::int32_t or std::int64_t) in
-/// exactly `expected_shape`; throws UsageError as read_npy does, or with
+/// exactly `expected_shape`; throws TraceError as read_npy does, or with
 /// "expected dtype <f4, found <f8" / "expected shape [64,32], found [32,64]".
 template <typename T>
 std::vector<T> read_npy_values(const std::filesystem::path& path,
@@ -56,8 +56,8 @@ template <typename Scalar>
 Vector<Scalar> read_npy_vector(const std::filesystem::path& path, std::int64_t expected_size);
 
 /// Writes `values` (C order) as a format 1.0 .npy file of the given shape. Throws
-/// UsageError if the shape does not hold values.size() elements or the file cannot be
-/// written.
+/// UsageError if the shape does not hold values.size() elements, TraceError if the file
+/// cannot be written.
 template <typename T>
 void write_npy(const std::filesystem::path& path, std::span<const std::int64_t> shape,
                std::span<const T> values);

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <set>
+#include <string>
 
+#include "traces/enum_names.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -14,36 +17,28 @@ namespace {
 // Degrees above this are typos: the emulator runs every rank as a fiber in one process.
 constexpr int kMaxDegree = 1 << 16;
 
+constexpr EnumNames<RankOrder, 2> kRankOrderNames({"tp-pp-dp", "tp-dp-pp"});
+constexpr EnumNames<GroupKind, 3> kGroupKindNames({"tp", "pp", "dp"});
+
 int& coordinate(GroupKind kind, Coords& c) {
   return kind == GroupKind::tp ? c.t : kind == GroupKind::pp ? c.p : c.d;
 }
 
 }  // namespace
 
-std::string_view to_string(RankOrder order) {
-  return order == RankOrder::tp_pp_dp ? "tp-pp-dp" : "tp-dp-pp";
-}
+std::string_view to_string(RankOrder order) { return kRankOrderNames[order]; }
 
 RankOrder parse_rank_order(std::string_view text) {
-  if (text == "tp-pp-dp" || text == "tp_pp_dp") return RankOrder::tp_pp_dp;
-  if (text == "tp-dp-pp" || text == "tp_dp_pp") return RankOrder::tp_dp_pp;
+  std::string dashed(text);  // the enumerators' own spelling, tp_pp_dp, is taken too
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  if (const auto order = kRankOrderNames.parse(dashed)) return *order;
   throw UsageError(fmt::format(
       "unknown rank order '{}': expected tp-pp-dp (the seed's, rank = d*PP*TP + p*TP + t) or "
       "tp-dp-pp (Megatron's, rank = p*DP*TP + d*TP + t)",
       text));
 }
 
-std::string_view to_string(GroupKind kind) {
-  switch (kind) {
-    case GroupKind::tp:
-      return "tp";
-    case GroupKind::pp:
-      return "pp";
-    case GroupKind::dp:
-      return "dp";
-  }
-  return "?";
-}
+std::string_view to_string(GroupKind kind) { return kGroupKindNames[kind]; }
 
 std::string group_name(GroupKind kind, const std::vector<int>& ranks) {
   return fmt::format("{}[{}]", to_string(kind), fmt::join(ranks, ","));

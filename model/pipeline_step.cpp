@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <span>
-
 #include "model/data_parallel.hpp"
 #include "model/sequence_parallel.hpp"
+#include "model/span_of.hpp"
 #include "model/tensor_parallel.hpp"
 #include "traces/error.hpp"
 
@@ -220,13 +219,11 @@ class StageRunner {
       if (t.send) {
         const Matrix<Scalar>& m =
             t.payload == Payload::activation ? caches_[i].output : grad_out_[i];
-        works_.push_back(pp.isend(
-            std::span<const Scalar>(m.data(), static_cast<std::size_t>(m.size())), t.peer, tag));
+        works_.push_back(pp.isend(span_of(m), t.peer, tag));
       } else {
         Matrix<Scalar>& m = t.payload == Payload::activation ? act_in_[i] : grad_in_[i];
         m.resize(message_rows_, hidden_);
-        works_.push_back(
-            pp.irecv(std::span<Scalar>(m.data(), static_cast<std::size_t>(m.size())), t.peer, tag));
+        works_.push_back(pp.irecv(span_of(m), t.peer, tag));
       }
     }
     for (std::size_t j = 0; j < works_.size(); ++j) {

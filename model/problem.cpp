@@ -3,30 +3,22 @@
 #include <fmt/format.h>
 
 #include "model/init.hpp"
+#include "traces/enum_names.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
 
-std::string_view to_string(ParallelMode mode) {
-  switch (mode) {
-    case ParallelMode::tp:
-      return "tp";
-    case ParallelMode::pp:
-      return "pp";
-    case ParallelMode::dp:
-      return "dp";
-    case ParallelMode::hybrid:
-      return "hybrid";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumNames<ParallelMode, 4> kModeNames({"tp", "pp", "dp", "hybrid"});
+
+}  // namespace
+
+std::string_view to_string(ParallelMode mode) { return kModeNames[mode]; }
 
 ParallelMode parse_parallel_mode(std::string_view text) {
-  if (text == "tp") return ParallelMode::tp;
-  if (text == "pp") return ParallelMode::pp;
-  if (text == "dp") return ParallelMode::dp;
-  if (text == "hybrid") return ParallelMode::hybrid;
-  throw UsageError(fmt::format("unknown mode '{}': expected tp, pp, dp or hybrid", text));
+  if (const auto mode = kModeNames.parse(text)) return *mode;
+  throw UsageError(fmt::format("unknown mode '{}': expected {}", text, kModeNames.alternatives()));
 }
 
 ParallelConfig mode_config(ParallelMode mode, const ParallelConfig& requested) {

@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "traces/error.hpp"
 #include "traces/output_file.hpp"
+#include "traces/text.hpp"
 
 namespace ranklab {
 
@@ -27,12 +27,6 @@ std::vector<std::string_view> words(std::string_view text) {
   return out;
 }
 
-std::string_view trim(std::string_view text) {
-  const std::size_t first = text.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
-
 // A line-numbered reader: every error names SOURCE:LINE.
 class LineParser {
  public:
@@ -45,13 +39,12 @@ class LineParser {
   int number(std::string_view word, std::string_view prefix = {}) const {
     if (!word.starts_with(prefix)) fail(fmt::format("expected {}N, got '{}'", prefix, word));
     word.remove_prefix(prefix.size());
-    int value = 0;
-    const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
-    if (error != std::errc() || end != word.data() + word.size() || word.empty()) {
+    const std::optional<int> value = parse_whole<int>(word);
+    if (!value) {
       fail(prefix.empty() ? fmt::format("expected a number, got '{}'", word)
                           : fmt::format("expected a number after '{}', got '{}'", prefix, word));
     }
-    return value;
+    return *value;
   }
 
   // "mM" or "mM cC" at w[i...]; advances i.

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <span>
+#include <utility>
 
+#include "model/span_of.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -50,11 +51,6 @@ void from_rank_major(ConstMatrixRef<Scalar> blocks, const SequenceSplit& split,
   }
 }
 
-template <typename Scalar>
-std::span<Scalar> span_of(Matrix<Scalar>& m) {
-  return {m.data(), static_cast<std::size_t>(m.size())};
-}
-
 }  // namespace
 
 template <typename Scalar>
@@ -74,8 +70,7 @@ void all_gather_sequence(Communicator& tp, const SequenceSplit& split, ConstMatr
   }
   Matrix<Scalar> blocks(shard.rows() * tp.size(), shard.cols());
   const Matrix<Scalar> input = shard;  // contiguous, and `full` may alias `shard`
-  tp.all_gather(std::span<const Scalar>(input.data(), static_cast<std::size_t>(input.size())),
-                span_of(blocks));
+  tp.all_gather(span_of(input), span_of(blocks));
   from_rank_major<Scalar>(blocks, split, full);
 }
 
@@ -85,8 +80,7 @@ void reduce_scatter_sequence(Communicator& tp, const SequenceSplit& split, Matri
   Matrix<Scalar> blocks;
   to_rank_major<Scalar>(values, split, blocks);
   values.resize(split.shard_rows(blocks.rows()), blocks.cols());
-  tp.reduce_scatter(std::span<const Scalar>(blocks.data(), static_cast<std::size_t>(blocks.size())),
-                    span_of(values), {.op = ReduceOp::sum});
+  tp.reduce_scatter(span_of(std::as_const(blocks)), span_of(values), {.op = ReduceOp::sum});
 }
 
 template <typename Scalar>

@@ -1,14 +1,13 @@
 #include "model/tensor_parallel.hpp"
 
-#include <span>
+#include "model/span_of.hpp"
 
 namespace ranklab {
 
 template <typename Scalar>
 void all_reduce_sum(Communicator& group, Matrix<Scalar>& values) {
   if (group.size() == 1) return;
-  group.all_reduce(std::span<Scalar>(values.data(), static_cast<std::size_t>(values.size())),
-                   {.op = ReduceOp::sum});
+  group.all_reduce(span_of(values), {.op = ReduceOp::sum});
 }
 
 template <typename Scalar>

@@ -7,12 +7,6 @@
 
 namespace ranklab {
 
-OpTally& OpTally::operator+=(const OpTally& other) {
-  count += other.count;
-  bytes += other.bytes;
-  return *this;
-}
-
 OpTally KindTraffic::total() const {
   OpTally out = all_reduce;
   out += send;
@@ -34,12 +28,10 @@ KindTraffic& KindTraffic::operator+=(const KindTraffic& o) {
 }
 
 std::optional<GroupKind> group_kind_of(std::string_view group_name) {
+  const std::string_view name = group_kind(group_name);
+  if (name.size() == group_name.size()) return std::nullopt;  // no '[': world
   for (const GroupKind kind : kGroupKinds) {
-    const std::string_view prefix = to_string(kind);
-    if (group_name.size() > prefix.size() && group_name.starts_with(prefix) &&
-        group_name[prefix.size()] == '[') {
-      return kind;
-    }
+    if (name == to_string(kind)) return kind;
   }
   return std::nullopt;
 }
@@ -51,7 +43,7 @@ std::vector<RankTraffic> count_traffic(const Trace& trace) {
   for (std::size_t rank = 0; rank < trace.ranks.size(); ++rank) {
     for (const TraceEvent& event : trace.ranks[rank]) {
       if (event.group >= kinds.size()) {
-        throw UsageError(fmt::format("trace: rank {} event {} names group {}, the header lists {}",
+        throw TraceError(fmt::format("trace: rank {} event {} names group {}, the header lists {}",
                                      rank, event.rank_seq, event.group, kinds.size()));
       }
       if (event.status != OpStatus::completed || !kinds[event.group]) continue;

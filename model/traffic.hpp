@@ -14,21 +14,12 @@
 #include "model/parallel_layout.hpp"
 #include "model/step_options.hpp"
 #include "traces/event.hpp"
+#include "traces/stats.hpp"
 
 namespace ranklab {
 
-/// A number of operations and their payload bytes.
-struct OpTally {
-  std::uint64_t count = 0;
-  std::uint64_t bytes = 0;
-
-  void add(std::uint64_t op_bytes) {
-    ++count;
-    bytes += op_bytes;
-  }
-  OpTally& operator+=(const OpTally& other);
-  friend bool operator==(const OpTally&, const OpTally&) = default;
-};
+/// A number of operations and their payload bytes: the trace tools' Traffic.
+using OpTally = Traffic;
 
 /// One rank's operations on the groups of one kind, by operation.
 struct KindTraffic {
@@ -56,11 +47,12 @@ struct RankTraffic {
   friend bool operator==(const RankTraffic&, const RankTraffic&) = default;
 };
 
-/// The kind of a group from its name ("tp[0,1]" -> tp); nullopt for other groups (world).
+/// The kind of a group from its name ("tp[0,1]" -> tp, as traces' group_kind reads it);
+/// nullopt for other groups (world) and a name without members ("tp").
 std::optional<GroupKind> group_kind_of(std::string_view group_name);
 
 /// Each rank's completed operations on TP, PP and DP groups (others are not counted).
-/// Throws UsageError if an event names a group the header does not list.
+/// Throws TraceError if an event names a group the header does not list.
 std::vector<RankTraffic> count_traffic(const Trace& trace);
 
 /// The sum over ranks of one kind.

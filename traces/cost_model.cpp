@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -12,27 +11,10 @@
 #include "traces/error.hpp"
 #include "traces/input_file.hpp"
 #include "traces/quote_input.hpp"
+#include "traces/text.hpp"
 
 namespace ranklab {
 namespace {
-
-/// A whole string as a finite double, or nothing.
-std::optional<double> parse_number(std::string_view text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r");
-  return text.substr(first, last - first + 1);
-}
 
 int ceil_log2(std::size_t p) {
   int rounds = 0;
@@ -62,6 +44,50 @@ const TopologyKey kTopologyKeys[] = {
 [[noreturn]] void topology_error(std::string_view name, std::size_t line,
                                  const std::string& reason) {
   throw TraceError(fmt::format("{}:{}: {}", name, line, reason));
+}
+
+const TopologyKey* find_topology_key(std::string_view key) {
+  for (const TopologyKey& k : kTopologyKeys) {
+    if (key == k.name) return &k;
+  }
+  return nullptr;
+}
+
+/// "ranks_per_node, intra.latency, ...": the keys of kTopologyKeys, for an unknown one.
+std::string known_topology_keys() {
+  std::string out;
+  for (const TopologyKey& k : kTopologyKeys) {
+    if (!out.empty()) out += ", ";
+    out += k.name;
+  }
+  return out;
+}
+
+using TopologyLines = std::map<std::string, std::size_t, std::less<>>;  // key -> its line
+
+/// The links a file left out, once every line is read: intra.* is required; inter.* only
+/// with ranks_per_node, and without it the one node's link serves every pair.
+void complete_links(Topology& t, const TopologyLines& seen, std::string_view name,
+                    std::size_t end_line) {
+  const auto fail = [&](std::size_t line, const std::string& reason) {
+    topology_error(name, line, reason);
+  };
+  for (const char* key : {"intra.latency", "intra.bandwidth"}) {
+    if (!seen.contains(key)) fail(end_line, fmt::format("missing '{}'", key));
+  }
+  const bool has_inter = seen.contains("inter.latency") || seen.contains("inter.bandwidth");
+  if (t.ranks_per_node > 0) {
+    for (const char* key : {"inter.latency", "inter.bandwidth"}) {
+      if (!seen.contains(key)) {
+        fail(end_line, fmt::format("missing '{}' (ranks_per_node is set)", key));
+      }
+    }
+  } else if (has_inter) {
+    fail(seen.contains("inter.latency") ? seen.at("inter.latency") : seen.at("inter.bandwidth"),
+         "inter.* needs ranks_per_node (otherwise every rank shares one node)");
+  } else {
+    t.inter = t.intra;
+  }
 }
 
 }  // namespace
@@ -96,7 +122,7 @@ CostModel CostModel::parse(std::string_view text) {
           quote_input(item),
           kCostSyntax));
     }
-    const auto value = parse_number(item.substr(eq + 1));
+    const auto value = parse_whole<double>(item.substr(eq + 1));
     if (!value || *value < 0 || (key != "alpha" && *value == 0)) {
       throw UsageError(fmt::format("--cost: {} must be a number {}, got {}", key,
                                    key == "alpha" ? ">= 0" : "> 0",
@@ -123,7 +149,7 @@ CostModel CostModel::parse(std::string_view text) {
 
 CostModel CostModel::parse_topology(std::string_view text, std::string_view name) {
   Topology t;
-  std::map<std::string, std::size_t, std::less<>> seen;  // key -> line
+  TopologyLines seen;
   std::size_t line_no = 0;
   const auto fail = [&](std::size_t line, const std::string& reason) {
     topology_error(name, line, reason);
@@ -141,22 +167,17 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
     }
     const std::string_view key = trim(line.substr(0, eq));
     const std::string_view value_text = trim(line.substr(eq + 1));
-    const TopologyKey* spec = nullptr;
-    for (const TopologyKey& k : kTopologyKeys) {
-      if (key == k.name) spec = &k;
-    }
+    const TopologyKey* spec = find_topology_key(key);
     if (spec == nullptr) {
-      topology_error(name, line_no,
-                     fmt::format("unknown key {} (known: ranks_per_node, intra.latency, "
-                                 "intra.bandwidth, inter.latency, inter.bandwidth, "
-                                 "compute.flops_per_second, compute.layer_seconds)",
-                                 quote_input(key)));
+      topology_error(
+          name, line_no,
+          fmt::format("unknown key {} (known: {})", quote_input(key), known_topology_keys()));
     }
     if (const auto it = seen.find(key); it != seen.end()) {
       fail(line_no, fmt::format("'{}' repeats line {}", key, it->second));
     }
     seen.emplace(std::string(key), line_no);
-    const auto value = parse_number(value_text);
+    const auto value = parse_whole<double>(value_text);
     if (!value || *value < 0 || (spec->positive && *value == 0)) {
       fail(line_no, fmt::format("'{}' must be a number {}, got {}", key,
                                 spec->positive ? "> 0" : ">= 0", quote_input(value_text)));
@@ -173,22 +194,7 @@ CostModel CostModel::parse_topology(std::string_view text, std::string_view name
       t.ranks_per_node = static_cast<int>(*value);
     }
   }
-  for (const char* key : {"intra.latency", "intra.bandwidth"}) {
-    if (!seen.contains(key)) fail(line_no + 1, fmt::format("missing '{}'", key));
-  }
-  const bool has_inter = seen.contains("inter.latency") || seen.contains("inter.bandwidth");
-  if (t.ranks_per_node > 0) {
-    for (const char* key : {"inter.latency", "inter.bandwidth"}) {
-      if (!seen.contains(key)) {
-        fail(line_no + 1, fmt::format("missing '{}' (ranks_per_node is set)", key));
-      }
-    }
-  } else if (has_inter) {
-    fail(seen.contains("inter.latency") ? seen.at("inter.latency") : seen.at("inter.bandwidth"),
-         "inter.* needs ranks_per_node (otherwise every rank shares one node)");
-  } else {
-    t.inter = t.intra;
-  }
+  complete_links(t, seen, name, line_no + 1);
   return CostModel(t);
 }
 

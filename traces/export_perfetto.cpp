@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/detail/json_writing.hpp"
 #include "traces/event_text.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/messages.hpp"
@@ -18,12 +19,8 @@
 namespace ranklab {
 namespace {
 
-constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
-
-std::string quote(std::string_view text) {
-  return nlohmann::json(std::string(text))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+using detail::kFlushBytes;
+using detail::quote_json;
 
 /// Collects the traceEvents array, handing the stream large chunks (traces reach millions
 /// of events; one nlohmann object per event would cost an order of magnitude more).
@@ -115,7 +112,7 @@ void add_compute_slices(EventWriter& events, const Trace& trace, const Timeline&
         if (item.seconds != 0) args["s"] = item.seconds;
         events.add(
             R"({{"ph":"X","name":{},"cat":"compute","pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})",
-            quote(compute_name(item)), rank + 1, tid,
+            quote_json(compute_name(item)), rank + 1, tid,
             micros(static_cast<double>(item.vt_start_ns)),
             micros(static_cast<double>(item.vt_end_ns - item.vt_start_ns)), args.dump());
       }
@@ -134,8 +131,9 @@ void add_slices(EventWriter& events, const Trace& trace, const Timeline& timelin
     std::string name = event_label(event, trace.header);
     if (event.status != OpStatus::completed) name += " (pending)";
     events.add(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})",
-               quote(name), is_point_to_point(event.op) ? "p2p" : "collective", rank + 1, rank + 1,
-               micros(at.start_ns), micros(at.duration_ns), format_event(event, trace.header));
+               quote_json(name), is_point_to_point(event.op) ? "p2p" : "collective", rank + 1,
+               rank + 1, micros(at.start_ns), micros(at.duration_ns),
+               format_event(event, trace.header));
   }
 }
 

@@ -15,20 +15,15 @@
 #include <system_error>
 #include <vector>
 
+#include "traces/detail/json_writing.hpp"
 #include "traces/error.hpp"
 #include "traces/hash.hpp"
 
 namespace ranklab {
 namespace {
 
-constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
-
-/// `text` as a JSON string literal, quotes included. Invalid UTF-8 is replaced rather than
-/// thrown on, so a strange group name can never lose a whole trace.
-std::string quote(std::string_view text) {
-  return nlohmann::json(std::string(text))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+using detail::kFlushBytes;
+using detail::quote_json;
 
 /// An event must name a group of the header; anything else is a bug in the recorder.
 void check_group_index(const TraceEvent& event, std::size_t group_count) {
@@ -42,17 +37,17 @@ void check_group_index(const TraceEvent& event, std::size_t group_count) {
 std::vector<std::string> quoted_group_names(const TraceHeader& header) {
   std::vector<std::string> names;
   names.reserve(header.groups.size());
-  for (const TraceGroup& group : header.groups) names.push_back(quote(group.name));
+  for (const TraceGroup& group : header.groups) names.push_back(quote_json(group.name));
   return names;
 }
 
 void append_header(fmt::memory_buffer& out, const TraceHeader& header) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, R"({{"format":{},"version":{},"world_size":{},"groups":[)",
-                 quote(TraceHeader::kFormat), quote(header.version), header.world_size);
+                 quote_json(TraceHeader::kFormat), quote_json(header.version), header.world_size);
   for (std::size_t g = 0; g < header.groups.size(); ++g) {
     const TraceGroup& group = header.groups[g];
-    fmt::format_to(it, R"({}{{"name":{},"ranks":[{}]}})", g == 0 ? "" : ",", quote(group.name),
+    fmt::format_to(it, R"({}{{"name":{},"ranks":[{}]}})", g == 0 ? "" : ",", quote_json(group.name),
                    fmt::join(group.ranks, ","));
   }
   // nlohmann::json objects keep keys sorted, so the config's bytes are deterministic too.
@@ -99,7 +94,7 @@ void append_compute_item(LineBuilder& line, const ComputeItem& item) {
   };
   if (!item.label.empty()) {
     key("label");
-    line.raw(quote(item.label));
+    line.raw(quote_json(item.label));
   }
   if (item.layer >= 0) key("layer"), line.number(item.layer);
   if (item.microbatch >= 0) key("mb"), line.number(item.microbatch);
@@ -216,7 +211,7 @@ void write_trace_file(const std::filesystem::path& path, const Trace& trace) {
 std::string format_event(const TraceEvent& event, const TraceHeader& header) {
   check_group_index(event, header.groups.size());
   fmt::memory_buffer buffer;
-  append_event(buffer, event, quote(header.groups[event.group].name));
+  append_event(buffer, event, quote_json(header.groups[event.group].name));
   return fmt::to_string(buffer);
 }
 

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -20,11 +19,12 @@
 #include <utility>
 #include <vector>
 
-#include "traces/detail/words.hpp"
 #include "traces/detail/simgrid_ti_vocabulary.hpp"
+#include "traces/detail/words.hpp"
 #include "traces/error.hpp"
 #include "traces/input_file.hpp"
 #include "traces/quote_input.hpp"
+#include "traces/text.hpp"
 #include "traces/trace_builder.hpp"
 
 namespace ranklab {
@@ -63,14 +63,6 @@ void for_each_line(std::string_view text, Visit visit) {
     const auto words = detail::split_words(line);
     if (!words.empty()) visit(number, words);
   }
-}
-
-std::optional<std::int64_t> parse_integer(std::string_view text) {
-  std::int64_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end) return std::nullopt;
-  return value;
 }
 
 class Importer {
@@ -230,7 +222,7 @@ class Importer {
     for (std::uint32_t f = 0; f < files_.size(); ++f) {
       for_each_line(files_[f].text, [&](std::uint32_t line, const auto& words) {
         where_ = {f, line};
-        const auto rank = parse_integer(words[0]);
+        const auto rank = parse_whole<std::int64_t>(words[0]);
         if (!rank || *rank < 0 || *rank >= kMaxTiRanks) {
           fail(fmt::format("expected 'RANK ACTION ...' with RANK in [0, {}), got {}", kMaxTiRanks,
                            quote_input(words[0])));
@@ -249,7 +241,7 @@ class Importer {
   // ---- arguments ------------------------------------------------------------------------
 
   std::int64_t integer(std::string_view word, std::string_view what) const {
-    const auto value = parse_integer(word);
+    const auto value = parse_whole<std::int64_t>(word);
     if (!value) fail(fmt::format("{} must be an integer, got {}", what, quote_input(word)));
     return *value;
   }
@@ -261,13 +253,11 @@ class Importer {
     return static_cast<std::uint64_t>(value);
   }
   double amount(std::string_view word, std::string_view what) const {
-    double value = 0;
-    const char* end = word.data() + word.size();
-    const auto [stop, error] = std::from_chars(word.data(), end, value);
-    if (error != std::errc() || stop != end || !std::isfinite(value) || value < 0) {
+    const std::optional<double> value = parse_whole<double>(word);
+    if (!value || *value < 0) {
       fail(fmt::format("{} must be a number >= 0, got {}", what, quote_input(word)));
     }
-    return value;
+    return *value;
   }
   /// `n` elements of SMPI type `type` as elements of ranklab's type, within a trace's limit
   /// (an SMPI element may be several of ranklab's: 2^48 long doubles are 2^52 bytes).
@@ -556,7 +546,7 @@ class Importer {
   }
 
   void action(const std::vector<std::string_view>& w) {
-    const int rank = static_cast<int>(*parse_integer(w[0]));
+    const int rank = static_cast<int>(*parse_whole<std::int64_t>(w[0]));
     RankState& state = ranks_[static_cast<std::size_t>(rank)];
     ++state.actions;
     std::string name(w[1]);
@@ -875,7 +865,7 @@ bool is_index(std::string_view text) {
   for_each_line(text, [&](std::uint32_t, const auto& words) {
     if (decided) return;
     decided = true;
-    index = !parse_integer(words[0]) || words.size() < 2;
+    index = !parse_whole<std::int64_t>(words[0]) || words.size() < 2;
   });
   return index;
 }

@@ -34,6 +34,11 @@ struct Traffic {
     ++count;
     bytes += more_bytes;
   }
+  Traffic& operator+=(const Traffic& other) {
+    count += other.count;
+    bytes += other.bytes;
+    return *this;
+  }
   friend bool operator==(const Traffic&, const Traffic&) = default;
 };
 

@@ -5,8 +5,14 @@
 #include <algorithm>
 #include <numeric>
 
+#include "traces/enum_names.hpp"
+
 namespace ranklab {
 namespace {
+
+constexpr EnumNames<TimeBase, 2> kTimeBaseNames({"lamport", "virtual"});
+constexpr EnumNames<TimeBase, 2> kAxisUnits({"1 Lamport tick = 1 us",
+                                             "virtual time of the cost model"});
 
 Placement lamport_placement(const TraceEvent& event) {
   // double, not an integer product: a hand-made trace may hold clocks near 2^64.
@@ -27,25 +33,9 @@ bool has_virtual_time(const Trace& trace) {
 
 }  // namespace
 
-std::string_view to_string(TimeBase base) {
-  switch (base) {
-    case TimeBase::lamport:
-      return "lamport";
-    case TimeBase::virtual_time:
-      return "virtual";
-  }
-  return "unknown";
-}
+std::string_view to_string(TimeBase base) { return kTimeBaseNames[base]; }
 
-std::string_view axis_unit(TimeBase base) {
-  switch (base) {
-    case TimeBase::lamport:
-      return "1 Lamport tick = 1 us";
-    case TimeBase::virtual_time:
-      return "virtual time of the cost model";
-  }
-  return "unknown";
-}
+std::string_view axis_unit(TimeBase base) { return kAxisUnits[base]; }
 
 Timeline::Timeline(const Trace& trace) {
   placements_.resize(trace.ranks.size());

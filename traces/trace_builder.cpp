@@ -145,38 +145,71 @@ std::vector<std::vector<Epochs>> world_epochs(const Trace& trace) {
   return out;
 }
 
-}  // namespace
+/// Pairs each receive of a trace with the send the fabric would have matched it with, and
+/// records on the receive what it matched (peer, tag, type, count, bytes, message id).
+class MessageMatcher {
+ public:
+  explicit MessageMatcher(Trace& trace)
+      : trace_(trace), receives_(trace.ranks.size()), epochs_(world_epochs(trace)),
+        matched_(trace.ranks.size()) {
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+      matched_[r].assign(trace.ranks[r].size(), false);
+      for (std::size_t i = 0; i < trace.ranks[r].size(); ++i) {
+        const TraceEvent& e = trace.ranks[r][i];
+        const EventRef ref{static_cast<int>(r), i};
+        if (e.op == OpKind::send) {
+          Channel& c = channels_[{e.group, e.peer}][e.rank];
+          c.sends.push_back(ref);
+          c.taken.push_back(false);
+        } else if (e.op == OpKind::recv) {
+          receives_[r].push_back(ref);
+        }
+      }
+    }
+  }
 
-void TraceBuilder::match_messages(BuiltTrace& built) {
-  Trace& trace = built.trace;
+  /// Matches every receive, rank by rank in post order; then the point-to-point events
+  /// left without a partner, by rank then index.
+  std::vector<EventRef> match() {
+    for (const auto& list : receives_) {
+      for (const EventRef& ref : list) {
+        const Choice choice = choose(ref);
+        if (choice.channel != nullptr) complete(ref, *choice.channel, choice.index);
+      }
+    }
+    std::vector<EventRef> unmatched;
+    for (std::size_t r = 0; r < trace_.ranks.size(); ++r) {
+      for (std::size_t i = 0; i < trace_.ranks[r].size(); ++i) {
+        if (is_point_to_point(trace_.ranks[r][i].op) && !matched_[r][i]) {
+          unmatched.push_back({static_cast<int>(r), i});
+        }
+      }
+    }
+    return unmatched;
+  }
+
+ private:
   // Each (group, source, destination) channel's sends, in the sender's post order.
   struct Channel {
     std::vector<EventRef> sends;
     std::vector<bool> taken;
     std::size_t first_free = 0;  ///< sends before it are all taken
   };
-  // By (group, destination), then source in ascending global rank.
-  std::map<std::pair<std::uint32_t, int>, std::map<int, Channel>> channels;
-  std::vector<std::vector<EventRef>> receives(trace.ranks.size());
-  const std::vector<std::vector<Epochs>> epochs = world_epochs(trace);
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    for (std::size_t i = 0; i < trace.ranks[r].size(); ++i) {
-      const TraceEvent& e = trace.ranks[r][i];
-      const EventRef ref{static_cast<int>(r), i};
-      if (e.op == OpKind::send) {
-        Channel& c = channels[{e.group, e.peer}][e.rank];
-        c.sends.push_back(ref);
-        c.taken.push_back(false);
-      } else if (e.op == OpKind::recv) {
-        receives[static_cast<std::size_t>(r)].push_back(ref);
-      }
-    }
-  }
-  const auto event = [&](EventRef ref) -> TraceEvent& {
-    return trace.ranks[static_cast<std::size_t>(ref.rank)][ref.index];
+  using Senders = std::map<int, Channel>;  ///< by source, in ascending global rank
+  struct Choice {
+    Channel* channel = nullptr;
+    std::size_t index = 0;
   };
-  // The earliest untaken send of `c` whose tag `recv` accepts.
-  const auto find_in = [&](Channel& c, const TraceEvent& recv) -> std::size_t {
+
+  TraceEvent& event(EventRef ref) {
+    return trace_.ranks[static_cast<std::size_t>(ref.rank)][ref.index];
+  }
+  const Epochs& epochs(EventRef ref) const {
+    return epochs_[static_cast<std::size_t>(ref.rank)][ref.index];
+  }
+
+  /// The earliest untaken send of `c` whose tag `recv` accepts; c.sends.size() if none.
+  std::size_t first_acceptable(Channel& c, const TraceEvent& recv) {
     while (c.first_free < c.taken.size() && c.taken[c.first_free]) ++c.first_free;
     for (std::size_t k = c.first_free; k < c.sends.size(); ++k) {
       if (!c.taken[k] && (recv.tag == kAnyTagInTrace || event(c.sends[k]).tag == recv.tag)) {
@@ -184,68 +217,73 @@ void TraceBuilder::match_messages(BuiltTrace& built) {
       }
     }
     return c.sends.size();
-  };
-  std::vector<std::vector<bool>> matched(trace.ranks.size());
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    matched[r].assign(trace.ranks[r].size(), false);
   }
-  for (const auto& list : receives) {
-    for (const EventRef& ref : list) {
-      TraceEvent& recv = event(ref);
-      const auto to_me = channels.find({recv.group, recv.rank});
-      if (to_me == channels.end()) continue;
-      Channel* chosen = nullptr;
-      std::size_t k = 0;
-      const auto take = [&](Channel& channel) {
-        k = find_in(channel, recv);
-        if (k < channel.sends.size()) chosen = &channel;
-        return chosen != nullptr;
-      };
-      if (recv.peer != kNoRank) {
-        const auto from = to_me->second.find(recv.peer);
-        if (from != to_me->second.end()) take(from->second);
-      } else {
-        // Any source: of each sender's first acceptable send, the one posted in the lowest
-        // world epoch (it was there first), preferring those posted before the receive
-        // completed; ties go to the lowest sender.
-        const std::uint64_t done = epochs[static_cast<std::size_t>(ref.rank)][ref.index].done;
-        std::pair<bool, std::uint64_t> best{true, 0};
-        for (auto& entry : to_me->second) {
-          Channel& channel = entry.second;
-          const std::size_t found = find_in(channel, recv);
-          if (found == channel.sends.size()) continue;
-          const EventRef s = channel.sends[found];
-          const std::uint64_t posted = epochs[static_cast<std::size_t>(s.rank)][s.index].posted;
-          const std::pair<bool, std::uint64_t> order{posted > done, posted};
-          if (chosen == nullptr || order < best) {
-            chosen = &channel;
-            k = found;
-            best = order;
-          }
-        }
-      }
-      if (chosen == nullptr) continue;
-      chosen->taken[k] = true;
-      const EventRef send_ref = chosen->sends[k];
-      const TraceEvent& send = event(send_ref);
-      // As the fabric records a completed receive: what it matched.
-      recv.peer = send.rank;
-      recv.tag = send.tag;
-      recv.dtype = send.dtype;
-      recv.count = send.count;
-      recv.bytes = send.bytes;
-      recv.msg = send.msg;
-      matched[static_cast<std::size_t>(ref.rank)][ref.index] = true;
-      matched[static_cast<std::size_t>(send_ref.rank)][send_ref.index] = true;
-    }
+
+  /// The send the receive `ref` takes, if any.
+  Choice choose(EventRef ref) {
+    const TraceEvent& recv = event(ref);
+    const auto to_me = channels_.find({recv.group, recv.rank});
+    if (to_me == channels_.end()) return {};
+    if (recv.peer == kNoRank) return choose_any_source(to_me->second, ref);
+    const auto from = to_me->second.find(recv.peer);
+    if (from == to_me->second.end()) return {};
+    const std::size_t k = first_acceptable(from->second, recv);
+    if (k == from->second.sends.size()) return {};
+    return {&from->second, k};
   }
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    for (std::size_t i = 0; i < trace.ranks[r].size(); ++i) {
-      if (is_point_to_point(trace.ranks[r][i].op) && !matched[r][i]) {
-        built.unmatched.push_back({static_cast<int>(r), i});
+
+  /// Any source: of each sender's first acceptable send, the one posted in the lowest world
+  /// epoch (it was there first), preferring those posted before the receive completed; ties
+  /// go to the lowest sender.
+  Choice choose_any_source(Senders& senders, EventRef ref) {
+    const TraceEvent& recv = event(ref);
+    const std::uint64_t done = epochs(ref).done;
+    Choice chosen;
+    std::pair<bool, std::uint64_t> best{true, 0};
+    for (auto& entry : senders) {
+      Channel& channel = entry.second;
+      const std::size_t found = first_acceptable(channel, recv);
+      if (found == channel.sends.size()) continue;
+      const std::uint64_t posted = epochs(channel.sends[found]).posted;
+      const std::pair<bool, std::uint64_t> order{posted > done, posted};
+      if (chosen.channel == nullptr || order < best) {
+        chosen = {&channel, found};
+        best = order;
       }
     }
+    return chosen;
   }
+
+  /// Takes send `k` of `channel` for the receive `ref`, which records, as the fabric records
+  /// a completed receive, what it matched.
+  void complete(EventRef ref, Channel& channel, std::size_t k) {
+    channel.taken[k] = true;
+    const EventRef send_ref = channel.sends[k];
+    const TraceEvent& send = event(send_ref);
+    TraceEvent& recv = event(ref);
+    recv.peer = send.rank;
+    recv.tag = send.tag;
+    recv.dtype = send.dtype;
+    recv.count = send.count;
+    recv.bytes = send.bytes;
+    recv.msg = send.msg;
+    matched_[static_cast<std::size_t>(ref.rank)][ref.index] = true;
+    matched_[static_cast<std::size_t>(send_ref.rank)][send_ref.index] = true;
+  }
+
+  Trace& trace_;
+  // By (group, destination), then source.
+  std::map<std::pair<std::uint32_t, int>, Senders> channels_;
+  std::vector<std::vector<EventRef>> receives_;
+  const std::vector<std::vector<Epochs>> epochs_;
+  std::vector<std::vector<bool>> matched_;
+};
+
+}  // namespace
+
+void TraceBuilder::match_messages(BuiltTrace& built) {
+  std::vector<EventRef> unmatched = MessageMatcher(built.trace).match();
+  built.unmatched.insert(built.unmatched.end(), unmatched.begin(), unmatched.end());
 }
 
 BuiltTrace TraceBuilder::build(nlohmann::json config) {

@@ -7,7 +7,7 @@
 namespace ranklab::detail {
 
 void fail(const std::filesystem::path& path, std::string_view reason) {
-  throw UsageError(fmt::format("{}: {}", path.string(), reason));
+  throw TraceError(fmt::format("{}: {}", path.string(), reason));
 }
 
 }  // namespace ranklab::detail

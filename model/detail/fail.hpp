@@ -1,4 +1,5 @@
-// The one funnel for errors about a file: UsageError "PATH: reason".
+// The one funnel for errors about a file (reading or writing it): TraceError "PATH: reason",
+// the error type of every input file ranklab reads.
 #pragma once
 
 #include <filesystem>
@@ -6,7 +7,7 @@
 
 namespace ranklab::detail {
 
-/// Throws UsageError "PATH: reason".
+/// Throws TraceError "PATH: reason".
 [[noreturn]] void fail(const std::filesystem::path& path, std::string_view reason);
 
 }  // namespace ranklab::detail

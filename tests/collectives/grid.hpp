@@ -30,7 +30,9 @@ struct GridCase {
   Algorithm algorithm = Algorithm::direct;
 };
 
-inline const std::vector<int> kWorlds = {1, 2, 3, 4, 5, 7, 8, 13, 16};
+/// Named apart from cluster_params.hpp's kWorlds: both headers are linked into one test binary,
+/// and two inline variables of one name with different values break the one-definition rule.
+inline const std::vector<int> kGridWorlds = {1, 2, 3, 4, 5, 7, 8, 13, 16};
 inline const std::vector<std::size_t> kCounts = {0, 1, 7, 1024, 100'003};
 inline const std::vector<DataType> kDtypes = {DataType::f32, DataType::f64, DataType::i32,
                                               DataType::i64};
@@ -43,7 +45,7 @@ inline const std::vector<ReduceOp> kOps = {ReduceOp::sum, ReduceOp::prod, Reduce
 inline std::vector<GridCase> grid(std::vector<Algorithm> algorithms, int max_big_world = 16) {
   std::vector<GridCase> cases;
   for (Algorithm a : algorithms) {
-    for (int w : kWorlds) {
+    for (int w : kGridWorlds) {
       for (std::size_t n : kCounts) {
         if (n > 10'000 && w > max_big_world) continue;
         cases.push_back({w, n, a});

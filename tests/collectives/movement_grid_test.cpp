@@ -242,7 +242,7 @@ std::string barrier_name(const ::testing::TestParamInfo<std::tuple<int, Algorith
 }
 
 INSTANTIATE_TEST_SUITE_P(Grid, BarrierGrid,
-                         ::testing::Combine(::testing::ValuesIn(kWorlds),
+                         ::testing::Combine(::testing::ValuesIn(kGridWorlds),
                                             ::testing::Values(Algorithm::direct,
                                                               Algorithm::dissemination)),
                          barrier_name);

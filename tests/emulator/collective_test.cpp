@@ -4,21 +4,33 @@
 // native collectives through the Communicator with Algorithm::direct.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <type_traits>
 #include <vector>
 
 #include "comm/errors.hpp"
 #include "emulator/engine.hpp"
+#include "collectives/buffer_range.hpp"
 #include "emulator/rank.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 
 namespace ranklab::testing {
 namespace {
+
+// The typed calls take any contiguous range of a buffer type; what they write into must be
+// writable and outlive the call (collectives/buffer_range.hpp).
+static_assert(SendRange<std::vector<float>> && SendRange<std::array<std::int64_t, 3>>);
+static_assert(SendRange<std::span<const double>> && SendRange<const std::vector<std::uint8_t>&>);
+static_assert(!SendRange<std::vector<bool>> && !SendRange<std::vector<char>>);
+static_assert(RecvRange<std::vector<float>&> && RecvRange<std::span<int>>);
+static_assert(!RecvRange<const std::vector<float>&> && !RecvRange<std::span<const int>>);
+static_assert(!RecvRange<std::vector<float>>);  // a temporary would lose what arrives
 
 constexpr std::int64_t kStride = 100;
 constexpr std::size_t kCount = 7;
@@ -172,7 +184,7 @@ TEST_P(CollectiveTest, OtherNativeCollectivesMatchClosedForms) {
     // all_gather: chunk j is rank j's input.
     const std::vector<T> mine = fill<T>(me, c, kStride);
     std::vector<T> gathered(c * un, -1);
-    world.all_gather(cspan(mine), std::span(gathered));
+    world.all_gather(mine, std::span(gathered));
     for (std::size_t j = 0; j < un; ++j) {
       for (std::size_t i = 0; i < c; ++i) {
         EXPECT_EQ(gathered[j * c + i], v(static_cast<std::int64_t>(j), i)) << "all_gather";
@@ -183,7 +195,7 @@ TEST_P(CollectiveTest, OtherNativeCollectivesMatchClosedForms) {
     std::vector<T> rs_in(c * un);
     for (std::size_t k = 0; k < c * un; ++k) rs_in[k] = v(me, k);
     std::vector<T> rs_out(c, -1);
-    world.reduce_scatter(cspan(rs_in), std::span(rs_out));
+    world.reduce_scatter(rs_in, std::span(rs_out));
     for (std::size_t i = 0; i < c; ++i) {
       const auto k = static_cast<T>(static_cast<std::size_t>(me) * c + i);
       EXPECT_EQ(rs_out[i], kStride * n * (n - 1) / 2 + n * k) << "reduce_scatter";
@@ -191,7 +203,7 @@ TEST_P(CollectiveTest, OtherNativeCollectivesMatchClosedForms) {
 
     // gather to root; non-roots pass an empty output, as in MPI.
     std::vector<T> g_out(me == root ? c * un : 0, -1);
-    world.gather(as_buffer(cspan(mine)), as_mutable_buffer(std::span(g_out)), {.root = root});
+    world.gather(mine, g_out, {.root = root});
     if (me == root) {
       EXPECT_EQ(g_out, gathered) << "gather";
     }
@@ -203,7 +215,7 @@ TEST_P(CollectiveTest, OtherNativeCollectivesMatchClosedForms) {
         s_in.push_back(v(static_cast<std::int64_t>(k / c), k % c));
     }
     std::vector<T> s_out(c, -1);
-    world.scatter(as_buffer(cspan(s_in)), as_mutable_buffer(std::span(s_out)), {.root = root});
+    world.scatter(s_in, s_out, {.root = root});
     EXPECT_EQ(s_out, mine) << "scatter, rank " << me;
 
     // all_to_all: in_r[j*c + i] = (r*n + j)*c + i; out_r[j*c + i] = in_j[r*c + i].
@@ -213,7 +225,7 @@ TEST_P(CollectiveTest, OtherNativeCollectivesMatchClosedForms) {
         a_in[j * c + i] = static_cast<T>((static_cast<std::size_t>(me) * un + j) * c + i);
       }
     }
-    world.all_to_all(as_buffer(cspan(a_in)), as_mutable_buffer(std::span(a_out)));
+    world.all_to_all(a_in, a_out);
     for (std::size_t j = 0; j < un; ++j) {
       for (std::size_t i = 0; i < c; ++i) {
         EXPECT_EQ(a_out[j * c + i], static_cast<T>((j * un + static_cast<std::size_t>(me)) * c + i))
@@ -294,17 +306,17 @@ TEST(CollectiveUsageTest, BadShapesAndRootsAreUsageErrors) {
   options.world_size = 3;
   EXPECT_TRUE(run_ok(run_ranks(options, [](Communicator& world) {
     std::vector<float> in(2), out(5);
-    EXPECT_THROW_MSG(world.all_gather(cspan(in), std::span(out)), UsageError,
+    EXPECT_THROW_MSG(world.all_gather(in, std::span(out)), UsageError,
                      "all_gather: the output buffer holds 5 elements, expected 6");
-    EXPECT_THROW_MSG(world.reduce_scatter(cspan(out), std::span(in)), UsageError,
+    EXPECT_THROW_MSG(world.reduce_scatter(out, std::span(in)), UsageError,
                      "reduce_scatter: the input buffer holds 5 elements, expected 6");
     EXPECT_THROW_MSG(world.broadcast(std::span(in), {.root = 3}), UsageError,
                      "broadcast: root 3 is outside the group of 3 ranks");
     std::vector<double> wrong_type(2);
     EXPECT_THROW_MSG(
-        world.all_gather(as_buffer(cspan(in)), as_mutable_buffer(std::span(wrong_type))),
+        world.all_gather(as_buffer(std::span(in)), as_mutable_buffer(std::span(wrong_type))),
         UsageError, "all_gather: input is f32 but output is f64");
-    EXPECT_THROW_MSG(world.all_to_all(as_buffer(cspan(out)), as_mutable_buffer(std::span(out))),
+    EXPECT_THROW_MSG(world.all_to_all(as_buffer(std::span(out)), as_mutable_buffer(std::span(out))),
                      UsageError, "not a multiple of the group size 3");
     // Nothing was posted: the world still agrees on its next collective.
     world.all_reduce(std::span(in));

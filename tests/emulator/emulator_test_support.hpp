@@ -1,4 +1,4 @@
-// Helpers of the emulator suite: typed fills with closed forms, span adapters, and a
+// Helpers of the emulator suite: typed fills with closed forms, and a
 // per-rank record of which exception ended each rank.
 #pragma once
 
@@ -11,11 +11,6 @@
 #include "tests/support/cluster_params.hpp"
 
 namespace ranklab::testing {
-
-template <typename T>
-std::span<const T> cspan(const std::vector<T>& v) {
-  return std::span<const T>(v);
-}
 
 /// x[i] = rank * stride + i: distinct per rank and per element, to catch offset bugs.
 template <typename T>

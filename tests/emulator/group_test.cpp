@@ -143,7 +143,7 @@ TEST(GroupErrorTest, NonMemberCallsAreRejected) {
     EXPECT_FALSE(tp.is_member());
     EXPECT_EQ(tp.size(), 2);
     std::vector<float> x(4);
-    EXPECT_THROW_MSG(tp.send(cspan(x), 0, 0), UsageError,
+    EXPECT_THROW_MSG(tp.send(x, 0, 0), UsageError,
                      "send on group tp[0,1], which the caller is not a member of");
     EXPECT_THROW_MSG(tp.recv(std::span(x), 0, 0), UsageError,
                      "recv on group tp[0,1], which the caller is not a member of");

@@ -31,7 +31,7 @@ TEST_P(P2PTest, RingExchangeDeliversNeighbourData) {
     const int me = world.rank();
     const auto mine = fill<std::int64_t>(me, 5);
     std::vector<std::int64_t> from_left(5, -1);
-    Work sent = world.isend(cspan(mine), (me + 1) % n, /*tag=*/4);
+    Work sent = world.isend(mine, (me + 1) % n, /*tag=*/4);
     const RecvStatus status = world.recv(std::span(from_left), (me + n - 1) % n, /*tag=*/4);
     sent.wait();
     EXPECT_EQ(from_left, fill<std::int64_t>((me + n - 1) % n, 5)) << "rank " << me;
@@ -53,7 +53,7 @@ TEST_P(P2PTest, AllPairsNonBlockingExchange) {
     for (int src = 0; src < n; ++src) {
       works.push_back(world.irecv(std::span(in[static_cast<std::size_t>(src)]), src, /*tag=*/src));
     }
-    for (int dst = 0; dst < n; ++dst) works.push_back(world.isend(cspan(mine), dst, /*tag=*/me));
+    for (int dst = 0; dst < n; ++dst) works.push_back(world.isend(mine, dst, /*tag=*/me));
     for (auto it = works.rbegin(); it != works.rend(); ++it) it->wait();
     for (int src = 0; src < n; ++src) {
       EXPECT_EQ(in[static_cast<std::size_t>(src)], fill<double>(src, 3))
@@ -160,8 +160,8 @@ TEST_P(P2PTest, ShorterMessageFillsPrefix) {
     const int me = world.rank();
     const auto mine = fill<float>(me, 3);
     const std::vector<float> none;
-    Work a = world.isend(cspan(mine), (me + 1) % n, /*tag=*/1);
-    Work b = world.isend(cspan(none), (me + 1) % n, /*tag=*/2);
+    Work a = world.isend(mine, (me + 1) % n, /*tag=*/1);
+    Work b = world.isend(none, (me + 1) % n, /*tag=*/2);
     std::vector<float> in(8, -1.0f);
     const int left = (me + n - 1) % n;
     const RecvStatus full = world.recv(std::span(in), left, /*tag=*/1);
@@ -231,9 +231,9 @@ TEST_P(P2PPairTest, EagerSendCompletesWithoutReceiver) {
     const int me = world.rank();
     if (me > 1) return;
     const auto mine = fill<double>(me, 1024);
-    Work probe = world.isend(cspan(mine), 1 - me, /*tag=*/9);
+    Work probe = world.isend(mine, 1 - me, /*tag=*/9);
     EXPECT_TRUE(probe.test()) << "an eager send completes when posted";
-    world.send(cspan(mine), 1 - me, /*tag=*/0);
+    world.send(mine, 1 - me, /*tag=*/0);
     std::vector<double> theirs(1024), probed(1024);
     world.recv(std::span(theirs), 1 - me, /*tag=*/0);
     world.recv(std::span(probed), 1 - me, /*tag=*/9);
@@ -252,8 +252,8 @@ TEST_P(P2PPairTest, EagerUpToLimitBuffersSmallMessagesOnly) {
     const std::int32_t go = 1;
     if (me == 0) {
       const auto small = fill<float>(0, 4), large = fill<float>(0, 5);
-      Work s = world.isend(cspan(small), 1, /*tag=*/0);
-      Work l = world.isend(cspan(large), 1, /*tag=*/0);
+      Work s = world.isend(small, 1, /*tag=*/0);
+      Work l = world.isend(large, 1, /*tag=*/0);
       EXPECT_TRUE(s.test()) << "16 bytes <= 16: eager";
       EXPECT_FALSE(l.test()) << "20 bytes > 16: rendezvous";
       world.send(std::span(&go, 1), 1, /*tag=*/1);
@@ -277,7 +277,7 @@ TEST_P(P2PPairTest, ReceiveBufferTooSmallNamesBothSides) {
     errors.run(world.rank(), [&] {
       if (world.rank() == 0) {
         const auto mine = fill<float>(0, 8);
-        world.send(cspan(mine), 1, /*tag=*/3);
+        world.send(mine, 1, /*tag=*/3);
       } else if (world.rank() == 1) {
         std::vector<float> in(4);
         world.recv(std::span(in), 0, /*tag=*/3);
@@ -305,7 +305,7 @@ TEST_P(P2PPairTest, ElementTypeMismatchNamesBothTypes) {
     errors.run(world.rank(), [&] {
       if (world.rank() == 0) {
         const auto mine = fill<float>(0, 4);
-        world.send(cspan(mine), 1, /*tag=*/2);
+        world.send(mine, 1, /*tag=*/2);
       } else if (world.rank() == 1) {
         std::vector<std::int32_t> in(4);
         world.recv(std::span(in), 0, /*tag=*/2);
@@ -353,12 +353,12 @@ TEST_P(P2PPairTest, DroppedHandlesBufferSendsAndCancelReceives) {
     if (me == 0) {
       {
         auto payload = std::make_unique<std::vector<std::int32_t>>(fill<std::int32_t>(0, 3));
-        Work dropped = world.isend(cspan(*payload), 1, /*tag=*/0);
+        Work dropped = world.isend(*payload, 1, /*tag=*/0);
         EXPECT_FALSE(dropped.test());
       }  // the handle, then the buffer, go away before rank 1 receives
       std::vector<std::int32_t> scribble(3, -7);  // likely reuses the freed memory
       world.recv(std::span(&g, 1), 1, /*tag=*/1);
-      world.send(cspan(scribble), 1, /*tag=*/2);
+      world.send(scribble, 1, /*tag=*/2);
     } else if (me == 1) {
       std::vector<std::int32_t> dropped_buffer(3, -1);
       {

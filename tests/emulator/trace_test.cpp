@@ -27,7 +27,7 @@ void deterministic_program(Communicator& world) {
   const int me = world.rank(), n = world.size();
   const std::vector<std::int64_t> mine = fill<std::int64_t>(me, 3);
   std::vector<std::int64_t> left(3);
-  Work sent = world.isend(cspan(mine), (me + 1) % n, /*tag=*/1);
+  Work sent = world.isend(mine, (me + 1) % n, /*tag=*/1);
   world.recv(std::span(left), (me + n - 1) % n, /*tag=*/1);
   sent.wait();
   std::vector<float> x = fill<float>(me, 6);
@@ -41,7 +41,7 @@ void deterministic_program(Communicator& world) {
   if (tp.size() == 2) {
     const int other = 1 - tp.rank();
     std::vector<double> z(2);
-    Work s = tp.isend(cspan(y), other, /*tag=*/7);
+    Work s = tp.isend(y, other, /*tag=*/7);
     tp.recv(std::span(z), other, /*tag=*/7);
     s.wait();
   }

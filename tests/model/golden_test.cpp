@@ -185,12 +185,12 @@ TEST(GoldenTest, PartialSetsAndConflicts) {
   EXPECT_TRUE(back.outputs.empty());
   EXPECT_TRUE(back.dense_grads.empty());
   EXPECT_TRUE(back.hybrid_grads.empty());
-  EXPECT_THROW_MSG(load_golden<float>(dir.path()), UsageError,
+  EXPECT_THROW_MSG(load_golden<float>(dir.path()), TraceError,
                    "manifest.json: the set holds no float32 data");
 
   GoldenSet<double> other = set;
   other.config.seed = 3;
-  EXPECT_THROW_MSG(save_golden(dir.path(), other), UsageError,
+  EXPECT_THROW_MSG(save_golden(dir.path(), other), TraceError,
                    "manifest.json: holds a set of another configuration");
   other = set;
   other.inputs.clear();
@@ -201,14 +201,14 @@ TEST(GoldenTest, PartialSetsAndConflicts) {
 //! Missing directories, manifests and files, and bad manifests, are reported with the path.
 TEST(GoldenTest, MissingPiecesNameThePath) {
   TempDir dir("golden_missing");
-  EXPECT_THROW_MSG(load_golden<double>(dir.path() / "nowhere"), UsageError,
+  EXPECT_THROW_MSG(load_golden<double>(dir.path() / "nowhere"), TraceError,
                    "nowhere: no such directory");
-  EXPECT_THROW_MSG(load_golden<double>(dir.path()), UsageError,
+  EXPECT_THROW_MSG(load_golden<double>(dir.path()), TraceError,
                    "manifest.json: no such file (not a golden directory?)");
   std::ofstream(dir.path() / "manifest.json") << "{\"config\": [1, 2";
-  EXPECT_THROW_MSG(load_golden<double>(dir.path()), UsageError, "manifest.json: invalid JSON");
+  EXPECT_THROW_MSG(load_golden<double>(dir.path()), TraceError, "manifest.json: invalid JSON");
   std::ofstream(dir.path() / "manifest.json") << R"({"config": {"tp": 1, "pp": 1}})";
-  EXPECT_THROW_MSG(load_golden<double>(dir.path()), UsageError,
+  EXPECT_THROW_MSG(load_golden<double>(dir.path()), TraceError,
                    "manifest.json: manifest has no 'config.dp'");
 
   GoldenSet<double> set;
@@ -219,7 +219,7 @@ TEST(GoldenTest, MissingPiecesNameThePath) {
   fs::remove(dir.path() / "manifest.json");
   save_golden(dir.path(), set);
   fs::remove(dir.path() / "layer1.b2.f64.npy");
-  EXPECT_THROW_MSG(load_golden<double>(dir.path()), UsageError, "layer1.b2.f64.npy: no such file");
+  EXPECT_THROW_MSG(load_golden<double>(dir.path()), TraceError, "layer1.b2.f64.npy: no such file");
 }
 
 }  // namespace

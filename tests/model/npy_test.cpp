@@ -173,7 +173,8 @@ TEST(NpyTest, ReadsVersion2) {
   EXPECT_EQ(read_npy_values<double>(dir.path() / "v2.npy", two), (std::vector<double>{0.0, 0.0}));
 }
 
-//! Each problem with a file gives a UsageError "PATH: reason".
+//! Each problem with a file gives a TraceError "PATH: reason" (a wrong value count, the
+//! caller's mistake, a UsageError).
 TEST(NpyTest, ErrorsNameThePathAndTheReason) {
   TempDir dir("npy_errors");
   const auto at = [&](const char* name) { return dir.path() / name; };
@@ -182,57 +183,57 @@ TEST(NpyTest, ErrorsNameThePathAndTheReason) {
   const std::string path = at("layer0.w1.f32.npy").string();
 
   write_raw_npy(at("layer0.w1.f32.npy"), header_for(">f8", "(64, 32)"), std::string(16384, '\0'));
-  EXPECT_THROW_MSG(read_npy_values<float>(at("layer0.w1.f32.npy"), shape_64_32), UsageError,
+  EXPECT_THROW_MSG(read_npy_values<float>(at("layer0.w1.f32.npy"), shape_64_32), TraceError,
                    path + ": expected dtype <f4, found >f8");
-  EXPECT_THROW_MSG(read_npy(at("layer0.w1.f32.npy")), UsageError, path + ": unsupported dtype >f8");
+  EXPECT_THROW_MSG(read_npy(at("layer0.w1.f32.npy")), TraceError, path + ": unsupported dtype >f8");
 
   write_raw_npy(at("fortran.npy"), header_for("<f4", "(64, 32)", "True"), floats_64_32);
-  EXPECT_THROW_MSG(read_npy_values<float>(at("fortran.npy"), shape_64_32), UsageError,
+  EXPECT_THROW_MSG(read_npy_values<float>(at("fortran.npy"), shape_64_32), TraceError,
                    "fortran.npy: fortran_order arrays are not supported");
-  EXPECT_THROW_MSG(read_npy(at("fortran.npy")), UsageError,
+  EXPECT_THROW_MSG(read_npy(at("fortran.npy")), TraceError,
                    "fortran_order arrays are not supported");
 
   write_raw_npy(at("transposed.npy"), header_for("<f4", "(32, 64)"), floats_64_32);
-  EXPECT_THROW_MSG(read_npy_matrix<float>(at("transposed.npy"), shape_64_32), UsageError,
+  EXPECT_THROW_MSG(read_npy_matrix<float>(at("transposed.npy"), shape_64_32), TraceError,
                    "transposed.npy: expected shape [64,32], found [32,64]");
 
   write_raw_npy(at("short.npy"), header_for("<f4", "(64, 32)"), std::string(100, '\0'));
-  EXPECT_THROW_MSG(read_npy_values<float>(at("short.npy"), shape_64_32), UsageError,
+  EXPECT_THROW_MSG(read_npy_values<float>(at("short.npy"), shape_64_32), TraceError,
                    "short.npy: file is truncated (expected 8192 data bytes, found 100)");
 
   write_raw_npy(at("long.npy"), header_for("<f4", "(64, 32)"), floats_64_32 + "xyz");
-  EXPECT_THROW_MSG(read_npy(at("long.npy")), UsageError,
+  EXPECT_THROW_MSG(read_npy(at("long.npy")), TraceError,
                    "long.npy: file has 3 bytes after the data");
 
   write_raw_npy(at("magic.npy"), header_for("<f4", "(1,)"), "abcd", 1, "\x93NUMPX");
-  EXPECT_THROW_MSG(read_npy(at("magic.npy")), UsageError,
+  EXPECT_THROW_MSG(read_npy(at("magic.npy")), TraceError,
                    "magic.npy: not a .npy file (bad magic string)");
 
   write_raw_npy(at("v3.npy"), header_for("<f4", "(1,)"), "abcd", 3);
-  EXPECT_THROW_MSG(read_npy(at("v3.npy")), UsageError,
+  EXPECT_THROW_MSG(read_npy(at("v3.npy")), TraceError,
                    "v3.npy: unsupported .npy format version 3.0 (reads 1.0 and 2.0)");
 
   write_raw_npy(at("noshape.npy"), "{'descr': '<f4', 'fortran_order': False, }\n", "abcd");
-  EXPECT_THROW_MSG(read_npy(at("noshape.npy")), UsageError,
+  EXPECT_THROW_MSG(read_npy(at("noshape.npy")), TraceError,
                    "noshape.npy: malformed header: no 'shape' key");
 
   write_raw_npy(at("garbled.npy"), "{'descr': '<f4', 'fortran_order': Nope, 'shape': (1,), }\n",
                 "abcd");
-  EXPECT_THROW_MSG(read_npy(at("garbled.npy")), UsageError,
+  EXPECT_THROW_MSG(read_npy(at("garbled.npy")), TraceError,
                    "garbled.npy: malformed header: expected True or False");
 
   std::ofstream(at("tiny.npy"), std::ios::binary) << std::string("\x93NUMPY\x01", 7);
-  EXPECT_THROW_MSG(read_npy(at("tiny.npy")), UsageError, "tiny.npy: file is truncated (no header)");
+  EXPECT_THROW_MSG(read_npy(at("tiny.npy")), TraceError, "tiny.npy: file is truncated (no header)");
 
-  EXPECT_THROW_MSG(read_npy(at("absent.npy")), UsageError, "absent.npy: no such file");
-  EXPECT_THROW_MSG(read_npy(dir.path()), UsageError, ": not a regular file");
+  EXPECT_THROW_MSG(read_npy(at("absent.npy")), TraceError, "absent.npy: no such file");
+  EXPECT_THROW_MSG(read_npy(dir.path()), TraceError, ": not a regular file");
 
   const std::int64_t three[] = {3};
   EXPECT_THROW_MSG(write_npy<float>(at("bad.npy"), three, std::vector<float>{1, 2}), UsageError,
                    "bad.npy: cannot write shape [3] from 2 values");
   EXPECT_THROW_MSG(
       write_npy<float>(dir.path() / "no" / "dir.npy", three, std::vector<float>{1, 2, 3}),
-      UsageError, "dir.npy: cannot open for writing");
+      TraceError, "dir.npy: cannot open for writing");
 }
 
 }  // namespace

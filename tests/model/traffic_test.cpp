@@ -100,7 +100,7 @@ TEST(TrafficTest, CountsATrace) {
   EXPECT_EQ(total_traffic(counted, GroupKind::pp).total(), (OpTally{2, 128}));
 
   trace.ranks[1].push_back({.rank = 1, .op = OpKind::send, .group = 7});
-  EXPECT_THROW_MSG(count_traffic(trace), UsageError, "names group 7, the header lists 3");
+  EXPECT_THROW_MSG(count_traffic(trace), TraceError, "names group 7, the header lists 3");
 }
 
 }  // namespace

@@ -3,6 +3,13 @@
 #include <vector>
 
 #include <ranklab/collectives/cluster.hpp>
+#include <ranklab/model/shape.hpp>
+
+// The package's only include root is include/: ranklab's modules are not top-level folders
+// on the user's path (a user's own "model/shape.hpp" must not meet ranklab's).
+#if __has_include("model/shape.hpp") || __has_include("traces/types.hpp")
+#error "the package exports include/ranklab as an include root"
+#endif
 
 int main() {
   ranklab::Cluster cluster({.world_size = 4});
