@@ -31,6 +31,8 @@ std::string verdict_kind(const JobOutcome& outcome) {
     case RunStatus::deadlock: return "deadlock";
     case RunStatus::mismatch: return "mismatch";
     case RunStatus::rank_failed: return "rank failure";
+    case RunStatus::unsafe:
+      return outcome.report.culprit.kind == "request-leak" ? "request leak" : "potential deadlock";
     case RunStatus::ok: break;
   }
   return "failure";

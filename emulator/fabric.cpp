@@ -7,6 +7,7 @@
 
 #include "emulator/detail/copy_bytes.hpp"
 #include "emulator/detail/fabric_state.hpp"
+#include "emulator/detail/latent_deadlock.hpp"
 #include "comm/errors.hpp"
 #include "traces/hash.hpp"
 
@@ -31,6 +32,10 @@ Fabric::Fabric(const ClusterOptions& options)
   live_ = n;
   if (!options_.faults.empty()) {
     faults_ = std::make_unique<detail::FaultInjector>(options_.faults, n);
+  }
+  if (options_.find_latent_deadlocks && !faults_ &&
+      options_.send_mode.kind != SendMode::Kind::rendezvous) {
+    latent_ = std::make_unique<detail::LatentDeadlocks>(n);
   }
 }
 
@@ -133,6 +138,7 @@ Request Fabric::isend(int rank, const Group& group, ConstBuffer data, int dst, i
   if (faults_ && inject_on_send(*op)) [[unlikely]] {
     return Request(this, std::move(op));  // dropped: complete for its sender, never delivered
   }
+  if (latent_) latent_->posted(*op);
   match_or_queue_send(op);
   return Request(this, std::move(op));
 }
@@ -151,6 +157,7 @@ Request Fabric::irecv(int rank, const Group& group, MutableBuffer data, int src,
   op->peer = src;
   op->tag = tag;
   op->recv_data = data;
+  if (latent_) latent_->posted(*op);
   match_or_queue_recv(op);
   return Request(this, std::move(op));
 }
@@ -219,6 +226,7 @@ std::string Fabric::describe_pair_mismatch(const Operation& send, const Operatio
 }
 
 void Fabric::deliver(Operation& send, Operation& recv) {
+  if (latent_) latent_->matched(send, recv);
   send.matched = recv.matched = true;
   const char* reason = nullptr;
   if (send.send_data.dtype != recv.recv_data.dtype) {
@@ -265,8 +273,19 @@ void Fabric::observe(const Operation& op) {
   if (op.error) std::rethrow_exception(op.error);
 }
 
+void Fabric::note_waited(const Operation& op, bool locked) {
+  if (!latent_) return;
+  if (locked) {
+    latent_->waited(op);
+    return;
+  }
+  Lock lock(mutex_);
+  latent_->waited(op);
+}
+
 bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline, bool watchdog) {
   if (op.done.load(std::memory_order_acquire)) {
+    note_waited(op, /*locked=*/false);
     close(op);
     observe(op);
     return true;
@@ -312,6 +331,7 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
       std::rethrow_exception(root_cause_);  // the rank that waited gets the TimeoutError
     }
   }
+  note_waited(op, /*locked=*/true);
   close(op);
   observe(op);
   return true;
@@ -326,6 +346,7 @@ bool Fabric::test(Operation& op) {
       return false;
     }
   }
+  note_waited(op, /*locked=*/false);
   observe(op);
   return true;
 }
