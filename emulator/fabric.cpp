@@ -346,7 +346,6 @@ bool Fabric::test(Operation& op) {
       return false;
     }
   }
-  note_waited(op, /*locked=*/false);
   observe(op);
   return true;
 }

@@ -249,7 +249,8 @@ class Fabric {
   std::unique_ptr<detail::FaultInjector> faults_;  // null without a fault plan
   /// Runs beside an eager run to find what only buffering let finish; null when off.
   std::unique_ptr<detail::LatentDeadlocks> latent_;
-  /// The owner saw `op` complete: tells latent_ (with the lock held, or taking it).
+  /// The owner waited for `op` and saw it complete (a successful test is no wait: the
+  /// program may have polled on): tells latent_ (with the lock held, or taking it).
   void note_waited(const detail::Operation& op, bool locked);
   /// Unfinished collective operations whose owners let go (abandon()).
   std::vector<std::shared_ptr<detail::Operation>> abandoned_;

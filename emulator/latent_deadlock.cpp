@@ -217,8 +217,11 @@ LatentDeadlocks::Op LatentDeadlocks::partner_of(const Op& op) {
   return none;
 }
 
-void LatentDeadlocks::report_cycle(const std::vector<int>& cycle) {
+void LatentDeadlocks::report_cycle(std::vector<int> cycle) {
   ++cycles_;
+  // From its smallest rank, whichever rank closed it: the same cycle reads the same way
+  // under every schedule, and a loop's repeats share one key.
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
   Finding finding;
   bool any_buffered = false;
   for (const int r : cycle) {

@@ -52,7 +52,10 @@ class LatentDeadlocks {
   /// `send` and `recv` matched; call before the match completes them (a send already done
   /// was buffered).
   void matched(const Operation& send, const Operation& recv);
-  /// The owner of `op` saw it complete (a wait returned, a test succeeded).
+  /// The owner of `op` waited for it and it completed. A test that found it done is no
+  /// wait: under rendezvous it would have found it not done, and the program went another
+  /// way, which this cannot know (so a program that polls until a buffered send completes
+  /// is not reported).
   void waited(const Operation& op);
 
   /// After a run that ended ok: a report with status unsafe, culprit `potential-deadlock`
@@ -114,7 +117,7 @@ class LatentDeadlocks {
   std::vector<int> waits_for(int rank);
   /// A cycle of stopped ranks through `rank`, from `rank` (not repeated at the end).
   std::vector<int> cycle_through(int rank);
-  void report_cycle(const std::vector<int>& cycle);
+  void report_cycle(std::vector<int> cycle);
   void record_finding(Finding finding);
   Op partner_of(const Op& op);
 
