@@ -35,20 +35,25 @@ std::string shell_word(const std::string& arg) {
 
 // `ranklab run ARGS --policy P` (or `ranklab replay ...`), without the flags that only name
 // output files (--trace, --wait-graph): they do not change the run, and explore has
-// written them already.
+// written them already. A schedule under the other send mode than the job's replaces the
+// job's --send-mode with its own.
 // A nondeterminism finding adds --compare-rank-order, without which the run alone passes.
 std::string reproduce_command(const std::string& command, const std::vector<std::string>& args,
-                              const SchedulePolicy& policy, bool nondeterminism) {
+                              const SchedulePolicy& policy, const SendMode* other_mode,
+                              bool nondeterminism) {
   std::string out = command;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "--trace" || arg == "--wait-graph") {
+    const bool replaced = other_mode != nullptr && arg == "--send-mode";
+    if (arg == "--trace" || arg == "--wait-graph" || replaced) {
       ++i;  // and its value
       continue;
     }
     if (arg.starts_with("--trace=") || arg.starts_with("--wait-graph=")) continue;
+    if (other_mode != nullptr && arg.starts_with("--send-mode=")) continue;
     out += " " + shell_word(arg);
   }
+  if (other_mode != nullptr) out += " --send-mode " + shell_word(other_mode->to_string());
   out += " --policy " + shell_word(policy.to_string());
   if (nondeterminism && command == kRunCommand) out += " --compare-rank-order";
   return out;
@@ -95,10 +100,17 @@ struct Target {
 Target make_target(const ExploreFlags& flags) {
   Target t;
   t.args = flags.run_args;
-  const bool trace = !flags.run && flags.scenario.empty() && !t.args.empty() &&
-                     !t.args.front().starts_with("-");
+  // Anything but --run or --scenario is a trace and replay's flags, in any order (a TI
+  // trace's `--format simgrid-ti DIR` starts with a flag).
+  const bool trace = !flags.run && flags.scenario.empty() && !t.args.empty();
   if (trace) {
-    const auto replay = parse_subcommand<ReplayFlags>("replay", t.args, add_replay_command);
+    auto replay = parse_subcommand<ReplayFlags>("replay", t.args, add_replay_command);
+    if (replay.wildcards.empty()) {
+      // Receives from any source choose their sender again under each schedule, so that
+      // the race a recording pinned can show; the reproducing command says so too.
+      t.args.insert(t.args.end(), {"--wildcards", "free"});
+      replay.wildcards = "free";
+    }
     t.job = make_replay_job(replay);
     t.command = "ranklab replay";
     t.cluster = replay.cluster;
@@ -168,6 +180,9 @@ CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
   explore.add_option("--depth", flags.depth, "PCT's bug depth")->capture_default_str();
   explore.add_option("--jobs", flags.jobs, "schedules run at once (default: one per core)");
   explore.add_flag("--no-shrink", flags.no_shrink, "do not shrink the failing schedule");
+  explore.add_flag("--keep-send-mode", flags.keep_send_mode,
+                   "run every schedule under the job's --send-mode (default: every other "
+                   "schedule under the other mode, eager for rendezvous and rendezvous for eager)");
   explore.allow_extras();
   return explore;
 }
@@ -192,8 +207,14 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
                          .pct_depth = flags.depth,
                          .jobs = flags.jobs.value_or(tbb::info::default_concurrency()),
                          .shrink = !flags.no_shrink};
-  std::cout << fmt::format("explore: {}: {} schedules ({} after rank-order), {} jobs\n",
-                           job->describe(), options.runs, flags.strategy, options.jobs);
+  if (!flags.keep_send_mode) options.other_send_mode = other_send_mode(job->options().send_mode);
+  std::cout << fmt::format(
+      "explore: {}: {} schedules ({} after rank-order{}), {} jobs\n", job->describe(),
+      options.runs, flags.strategy,
+      options.other_send_mode
+          ? fmt::format(", every other one under send mode {}", options.other_send_mode->to_string())
+          : "",
+      options.jobs);
   Progress progress;
   options.progress = [&progress](int done, int planned) { progress(done, planned); };
   const ExploreResult result = explore(*job, options);
@@ -209,19 +230,25 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   }
   const Failure& f = *result.failure;
   const std::string name = f.policy.to_string();
-  std::cout << fmt::format("schedule {} of {} (--policy {}) failed: {}\n\n", f.index + 1,
-                           result.planned, name, f.verdict.why);
+  const bool other_mode = !(f.send_mode.kind == job->options().send_mode.kind &&
+                           f.send_mode.eager_limit == job->options().send_mode.eager_limit);
+  const SendMode* mode = other_mode ? &f.send_mode : nullptr;
+  std::cout << fmt::format("schedule {} of {} (--policy {}{}) failed: {}\n\n", f.index + 1,
+                           result.planned, name,
+                           other_mode ? " --send-mode " + f.send_mode.to_string() : "",
+                           f.verdict.why);
   // The failing run's report, indented so that its own result line reads as part of it.
   const bool nondeterminism = f.verdict.kind == "nondeterminism";
   std::istringstream report(nondeterminism
-                                ? describe_difference(result.reference, f.outcome, "rank-order", name)
+                                ? describe_difference(result.reference_of(f.index), f.outcome, "rank-order", name)
                                 : f.outcome.text);
   for (std::string line; std::getline(report, line);) {
     std::cout << (line.empty() ? "" : "  ") << line << "\n";
   }
   std::cout << "\n";
   std::cout << "reproduce: "
-            << reproduce_command(target.command, target.args, f.policy, nondeterminism) << "\n";
+            << reproduce_command(target.command, target.args, f.policy, mode, nondeterminism)
+            << "\n";
   const JobOutcome* reported = &f.outcome;
   if (result.shrunk) {
     const ShrunkSchedule& s = *result.shrunk;
@@ -229,7 +256,7 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
     std::cout << fmt::format(
         "shrunk: {} preemption{} of rank order (from {}, in {} runs): {}\n", n, n == 1 ? "" : "s",
         s.preemptions_before, s.runs,
-        reproduce_command(target.command, target.args, s.policy, nondeterminism));
+        reproduce_command(target.command, target.args, s.policy, mode, nondeterminism));
     reported = &s.outcome;
   }
   write_failing_trace(target.cluster.trace_path, reported->trace);

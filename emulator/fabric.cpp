@@ -491,6 +491,7 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.group = g.id();
   // A pending operation learned no other clock (FORMAT.md): its owner's clock + 1.
   e.lamport = completed ? op.lamport : op.clock_at_post + 1;
+  e.any_source = false;  // a receive's own, below
   if (send) {
     e.peer = g.global_rank(op.peer);
     e.tag = op.tag;
@@ -502,6 +503,7 @@ void Fabric::record(const Operation& op, OpStatus status) {
     const bool any = !completed && op.peer == kAnySource;
     e.peer = completed ? g.global_rank(op.status.source) : any ? kNoRank : g.global_rank(op.peer);
     e.tag = completed ? op.status.tag : op.tag;
+    e.any_source = op.peer == kAnySource;
     e.dtype = op.recv_data.dtype;
     e.count = completed ? op.status.count : op.recv_data.count;
     e.msg = completed ? op.msg : MessageId{};
