@@ -20,7 +20,8 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
       "replay",
       "re-issue every rank's recorded operations on the fabric (synthetic payloads) and check "
       "that each rank's sequence and every send->receive match reproduce (exit 0 reproduced, "
-      "2 not, 3 deadlock, 4 mismatch, 5 a rank failed)");
+      "2 not, 3 deadlock, 4 mismatch, 5 a rank failed, 6 unsafe: a potential deadlock or a request "
+      "leak)");
   command
       .add_option("TRACE", flags.trace,
                   "trace to replay: JSON Lines, or in the --format given (a SimGrid TI trace, "
