@@ -15,11 +15,13 @@
 namespace ranklab::cli {
 namespace {
 
-// One run of `job` under `policy` on one thread, recording the schedule into `log`.
-JobOutcome run_once(const Job& job, const SchedulePolicy& policy,
+// One run of `job` under `policy` and `send_mode` on one thread, recording the schedule into
+// `log`.
+JobOutcome run_once(const Job& job, const SchedulePolicy& policy, const SendMode& send_mode,
                     std::shared_ptr<ScheduleLog> log = nullptr) {
   ClusterOptions options = job.options();
   options.policy = policy;
+  options.send_mode = send_mode;
   options.threads = 1;
   options.schedule_log = std::move(log);
   return job.run(std::move(options));
@@ -31,6 +33,8 @@ std::string verdict_kind(const JobOutcome& outcome) {
     case RunStatus::deadlock: return "deadlock";
     case RunStatus::mismatch: return "mismatch";
     case RunStatus::rank_failed: return "rank failure";
+    case RunStatus::unsafe:
+      return outcome.report.culprit.kind == "request-leak" ? "request leak" : "potential deadlock";
     case RunStatus::ok: break;
   }
   return "failure";
@@ -53,7 +57,7 @@ std::optional<ShrunkSchedule> shrink(const Job& job, const Failure& failure,
   int runs = 0;
   const auto attempt = [&](const SchedulePolicy& policy, std::shared_ptr<ScheduleLog> log) {
     ++runs;
-    JobOutcome outcome = run_once(job, policy, log);
+    JobOutcome outcome = run_once(job, policy, failure.send_mode, log);
     const bool fails = same_failure(judge(outcome, &reference), failure.verdict);
     return std::make_pair(fails, std::move(outcome));
   };
@@ -100,6 +104,21 @@ std::optional<ShrunkSchedule> shrink(const Job& job, const Failure& failure,
 }
 
 }  // namespace
+
+const JobOutcome& ExploreResult::reference_of(int index) const {
+  // schedule_send_mode's choice: odd schedules run under the other mode, when there is one.
+  return other_reference && index % 2 == 1 ? *other_reference : reference;
+}
+
+SendMode other_send_mode(const SendMode& own) {
+  SendMode other;
+  if (own.kind == SendMode::Kind::rendezvous) other.kind = SendMode::Kind::eager;
+  return other;
+}
+
+SendMode schedule_send_mode(const ExploreOptions& options, const SendMode& own, int index) {
+  return options.other_send_mode && index % 2 == 1 ? *options.other_send_mode : own;
+}
 
 SchedulePolicy schedule_policy(const ExploreOptions& options, int index) {
   SchedulePolicy policy;
@@ -151,13 +170,17 @@ ExploreResult explore(const Job& job, const ExploreOptions& options) {
   ExploreResult result;
   result.planned = std::max(options.runs, 1);
   const auto start = std::chrono::steady_clock::now();
-  result.reference = run_once(job, schedule_policy(options, 0));
+  const SendMode own = job.options().send_mode;
+  result.reference = run_once(job, schedule_policy(options, 0), own);
+  if (options.other_send_mode) {
+    result.other_reference = run_once(job, schedule_policy(options, 0), *options.other_send_mode);
+  }
   std::atomic<int> finished{1};
   std::mutex mutex;  // guards failures and progress calls
   if (options.progress) options.progress(1, result.planned);
   std::map<int, Failure> failures;
   if (auto verdict = judge(result.reference, nullptr)) {
-    failures.emplace(0, Failure{0, schedule_policy(options, 0), result.reference, *verdict});
+    failures.emplace(0, Failure{0, schedule_policy(options, 0), own, result.reference, *verdict});
   }
 
   std::atomic<int> next{1};
@@ -173,11 +196,13 @@ ExploreResult explore(const Job& job, const ExploreOptions& options) {
         // run, so the failure reported is the lowest, whatever the number of jobs.
         for (int i = next++; i < result.planned && i < first_failure.load(); i = next++) {
           const SchedulePolicy policy = schedule_policy(options, i);
-          JobOutcome outcome = run_once(job, policy);
-          std::optional<Verdict> verdict = judge(outcome, &result.reference);
+          const SendMode send_mode = schedule_send_mode(options, own, i);
+          JobOutcome outcome = run_once(job, policy, send_mode);
+          std::optional<Verdict> verdict = judge(outcome, &result.reference_of(i));
           const std::lock_guard<std::mutex> lock(mutex);
           if (verdict) {
-            failures.emplace(i, Failure{i, policy, std::move(outcome), std::move(*verdict)});
+            failures.emplace(i, Failure{i, policy, send_mode, std::move(outcome),
+                                        std::move(*verdict)});
             int seen = first_failure.load();
             while (i < seen && !first_failure.compare_exchange_weak(seen, i)) {
             }
@@ -201,7 +226,8 @@ ExploreResult explore(const Job& job, const ExploreOptions& options) {
   const SchedulePolicy::Kind kind = result.failure->policy.kind;
   if (options.shrink && kind != SchedulePolicy::Kind::rank_order &&
       kind != SchedulePolicy::Kind::preempt) {
-    result.shrunk = shrink(job, *result.failure, result.reference, options.shrink_budget);
+    result.shrunk = shrink(job, *result.failure, result.reference_of(result.failure->index),
+                           options.shrink_budget);
   }
   return result;
 }

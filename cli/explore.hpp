@@ -4,6 +4,9 @@
 // schedule to the fewest preemptions of rank order that still fail the same way.
 //
 // Schedule 0 is rank-order, the reference; schedule i > 0 is `random:i` or `pct:i:DEPTH`.
+// A schedule is also a send mode: with ExploreOptions::other_send_mode, odd schedules run
+// under it instead of the job's own (rendezvous finds the deadlocks that buffering hides,
+// eager the potential deadlocks and the matchings that only buffering allows).
 // Every schedule is its own cluster on one thread, so it is reproducible from its policy
 // alone; runs are spread over oneTBB workers, and the failure reported is always the one
 // with the lowest index, whatever the number of jobs.
@@ -33,12 +36,18 @@ struct ExploreOptions {
   int jobs = 1;              ///< oneTBB workers, each running whole clusters
   bool shrink = true;
   int shrink_budget = 400;   ///< at most this many runs to shrink
+  /// The send mode of odd schedules; unset: every schedule under the job's own.
+  std::optional<SendMode> other_send_mode;
   /// Called after each run with (runs finished, runs planned), from any worker, serialised.
   std::function<void(int, int)> progress;
 };
 
 /// The policy of schedule `index` (0: rank-order).
 SchedulePolicy schedule_policy(const ExploreOptions& options, int index);
+/// The send mode of schedule `index`: `own` (the job's), or the other one for odd indices.
+SendMode schedule_send_mode(const ExploreOptions& options, const SendMode& own, int index);
+/// The mode explore alternates with `own`: eager for rendezvous, rendezvous for the others.
+SendMode other_send_mode(const SendMode& own);
 
 /// How a run failed, judged against the reference run.
 struct Verdict {
@@ -53,6 +62,7 @@ std::optional<Verdict> judge(const JobOutcome& outcome, const JobOutcome* refere
 struct Failure {
   int index = 0;  ///< the schedule's number, from 0
   SchedulePolicy policy;
+  SendMode send_mode;
   JobOutcome outcome;
   Verdict verdict;
 };
@@ -70,8 +80,15 @@ struct ExploreResult {
   int executed = 0;      ///< schedules actually run (parallel workers may pass the failure)
   double seconds = 0.0;  ///< wall time of those runs (not of shrinking)
   JobOutcome reference;  ///< schedule 0's outcome
+  /// Rank order under ExploreOptions::other_send_mode: the reference of odd schedules, so
+  /// that each is compared with rank order under its own send mode (what its reproducing
+  /// command, run with --compare-rank-order, compares).
+  std::optional<JobOutcome> other_reference;
   std::optional<Failure> failure;
   std::optional<ShrunkSchedule> shrunk;  ///< when the failure could be shrunk
+
+  /// The reference schedule `index` is compared with: rank order under its send mode.
+  const JobOutcome& reference_of(int index) const;
 };
 
 /// Explores `job` as the top of this file says. Throws what a run throws (bad flags).

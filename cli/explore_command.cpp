@@ -35,20 +35,25 @@ std::string shell_word(const std::string& arg) {
 
 // `ranklab run ARGS --policy P` (or `ranklab replay ...`), without the flags that only name
 // output files (--trace, --wait-graph): they do not change the run, and explore has
-// written them already.
+// written them already. A schedule under the other send mode than the job's replaces the
+// job's --send-mode with its own.
 // A nondeterminism finding adds --compare-rank-order, without which the run alone passes.
 std::string reproduce_command(const std::string& command, const std::vector<std::string>& args,
-                              const SchedulePolicy& policy, bool nondeterminism) {
+                              const SchedulePolicy& policy, const SendMode* other_mode,
+                              bool nondeterminism) {
   std::string out = command;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "--trace" || arg == "--wait-graph") {
+    const bool replaced = other_mode != nullptr && arg == "--send-mode";
+    if (arg == "--trace" || arg == "--wait-graph" || replaced) {
       ++i;  // and its value
       continue;
     }
     if (arg.starts_with("--trace=") || arg.starts_with("--wait-graph=")) continue;
+    if (other_mode != nullptr && arg.starts_with("--send-mode=")) continue;
     out += " " + shell_word(arg);
   }
+  if (other_mode != nullptr) out += " --send-mode " + shell_word(other_mode->to_string());
   out += " --policy " + shell_word(policy.to_string());
   if (nondeterminism && command == kRunCommand) out += " --compare-rank-order";
   return out;
@@ -94,10 +99,17 @@ struct Target {
 Target make_target(const ExploreFlags& flags) {
   Target t;
   t.args = flags.run_args;
-  const bool trace = !flags.run && flags.scenario.empty() && !t.args.empty() &&
-                     !t.args.front().starts_with("-");
+  // Anything but --run or --scenario is a trace and replay's flags, in any order (a TI
+  // trace's `--format simgrid-ti DIR` starts with a flag).
+  const bool trace = !flags.run && flags.scenario.empty() && !t.args.empty();
   if (trace) {
-    const auto replay = parse_subcommand<ReplayFlags>("replay", t.args, add_replay_command);
+    auto replay = parse_subcommand<ReplayFlags>("replay", t.args, add_replay_command);
+    if (replay.wildcards.empty()) {
+      // Receives from any source choose their sender again under each schedule, so that
+      // the race a recording pinned can show; the reproducing command says so too.
+      t.args.insert(t.args.end(), {"--wildcards", "free"});
+      replay.wildcards = "free";
+    }
     t.job = make_replay_job(replay);
     t.command = "ranklab replay";
     t.cluster = replay.cluster;
@@ -164,6 +176,9 @@ CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
   explore.add_flag("--json", flags.json,
                    "print the report as JSON instead of text (docs/json.md; the failing run's "
                    "own report under failure.run)");
+  explore.add_flag("--keep-send-mode", flags.keep_send_mode,
+                   "run every schedule under the job's --send-mode (default: every other "
+                   "schedule under the other mode, eager for rendezvous and rendezvous for eager)");
   explore.allow_extras();
   explore.formatter(std::make_shared<ExploreUsage>());
   return explore;
@@ -216,15 +231,20 @@ void record_finding(const Target& target, const ExploreResult& result, ExploreRe
   const Failure& f = *result.failure;
   const bool nondeterminism = f.verdict.kind == "nondeterminism";
   const std::string name = f.policy.to_string();
+  const SendMode& own = target.job->options().send_mode;
+  const bool other_mode =
+      !(f.send_mode.kind == own.kind && f.send_mode.eager_limit == own.eager_limit);
+  const SendMode* mode = other_mode ? &f.send_mode : nullptr;
   ExploreReport::Finding finding{
       .schedule = f.index + 1,
       .policy = name,
+      .send_mode = other_mode ? f.send_mode.to_string() : std::string(),
       .verdict = f.verdict,
-      .report = nondeterminism
-                    ? describe_difference(result.reference, f.outcome, "rank-order", name)
-                    : f.outcome.text,
+      .report = nondeterminism ? describe_difference(result.reference_of(f.index), f.outcome,
+                                                     "rank-order", name)
+                               : f.outcome.text,
       .run = f.outcome.json,
-      .reproduce = reproduce_command(target.command, target.args, f.policy, nondeterminism),
+      .reproduce = reproduce_command(target.command, target.args, f.policy, mode, nondeterminism),
       .exit_code = f.outcome.exit_code != 0 ? f.outcome.exit_code : 2};
   const JobOutcome* reported = &f.outcome;
   if (result.shrunk) {
@@ -233,7 +253,8 @@ void record_finding(const Target& target, const ExploreResult& result, ExploreRe
         .preemptions = s.policy.preemptions.size(),
         .preemptions_before = s.preemptions_before,
         .runs = s.runs,
-        .reproduce = reproduce_command(target.command, target.args, s.policy, nondeterminism)};
+        .reproduce =
+            reproduce_command(target.command, target.args, s.policy, mode, nondeterminism)};
     reported = &s.outcome;
   }
   report.failure = std::move(finding);
@@ -247,9 +268,14 @@ int explore_command(ExploreFlags flags, const CLI::App& command) {
   flags.run_args = command.remaining();
   validate(flags);
   const Target target = make_target(flags);
-  const ExploreOptions options = explore_options(flags);
+  ExploreOptions options = explore_options(flags);
+  if (!flags.keep_send_mode) {
+    options.other_send_mode = other_send_mode(target.job->options().send_mode);
+  }
   ExploreReport report{.target = target.job->describe(),
                        .strategy = flags.strategy,
+                       .other_send_mode =
+                           options.other_send_mode ? options.other_send_mode->to_string() : "",
                        .jobs = options.jobs,
                        .planned = options.runs};
   const ExploreResult result = run_explore(*target.job, options, report, flags.json);

@@ -24,6 +24,7 @@ struct ExploreFlags {
   std::optional<int> jobs;  ///< unset: one per hardware thread
   bool no_shrink = false;
   bool json = false;
+  bool keep_send_mode = false;  ///< every schedule under --send-mode (else odd ones under the other)
   std::vector<std::string> run_args;  ///< filled from the arguments explore does not know
 };
 

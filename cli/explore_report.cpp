@@ -34,16 +34,19 @@ void print_text(std::ostream& out, const ExploreReport& r) {
 }
 
 void print_header(std::ostream& out, const ExploreReport& r) {
-  fmt::print(out, "explore: {}: {} ({} after rank-order), {}\n", r.target,
+  fmt::print(out, "explore: {}: {} ({} after rank-order{}), {}\n", r.target,
              plural(static_cast<std::size_t>(r.planned), "schedule"), r.strategy,
+             r.other_send_mode.empty()
+                 ? std::string()
+                 : fmt::format(", every other one under send mode {}", r.other_send_mode),
              plural(static_cast<std::size_t>(r.jobs), "job"));
 }
 
 void print_outcome(std::ostream& out, const ExploreReport& r) {
   if (r.failure) {
     const ExploreReport::Finding& f = *r.failure;
-    fmt::print(out, "schedule {} of {} (--policy {}) failed: {}\n\n", f.schedule, r.planned,
-               f.policy, f.verdict.why);
+    fmt::print(out, "schedule {} of {} (--policy {}{}) failed: {}\n\n", f.schedule, r.planned,
+               f.policy, f.send_mode.empty() ? "" : " --send-mode " + f.send_mode, f.verdict.why);
     // The failing run's report, indented so that its own result line reads as part of it.
     std::istringstream report(f.report);
     for (std::string line; std::getline(report, line);) {
@@ -66,6 +69,8 @@ nlohmann::ordered_json to_json(const ExploreReport& r) {
   j["result"] = r.result();
   j["target"] = r.target;
   j["strategy"] = r.strategy;
+  j["other_send_mode"] =
+      r.other_send_mode.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.other_send_mode);
   j["jobs"] = r.jobs;
   j["planned"] = r.planned;
   j["executed"] = r.executed;
@@ -77,6 +82,8 @@ nlohmann::ordered_json to_json(const ExploreReport& r) {
   const ExploreReport::Finding& f = *r.failure;
   nlohmann::ordered_json failure{{"schedule", f.schedule},
                                  {"policy", f.policy},
+                                 {"send_mode", f.send_mode.empty() ? nlohmann::ordered_json(nullptr)
+                                                                   : nlohmann::ordered_json(f.send_mode)},
                                  {"kind", f.verdict.kind},
                                  {"why", f.verdict.why},
                                  {"culprit_kind", f.verdict.culprit},

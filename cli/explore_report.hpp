@@ -14,6 +14,7 @@ namespace ranklab::cli {
 struct ExploreReport {
   std::string target;    ///< the job explored, as Job::describe() says it
   std::string strategy;  ///< "random" or "pct"
+  std::string other_send_mode;  ///< the mode every other schedule runs under; empty: none
   int jobs = 1;
   int planned = 0;
   int executed = 0;
@@ -23,6 +24,7 @@ struct ExploreReport {
   struct Finding {
     int schedule = 0;  ///< from 1
     std::string policy;
+    std::string send_mode;  ///< the schedule's own send mode when not the job's; else empty
     Verdict verdict;
     std::string report;  ///< the failing run's report, or for nondeterminism the difference
     nlohmann::ordered_json run;  ///< the failing run's JSON report

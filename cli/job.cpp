@@ -131,7 +131,8 @@ class ReplayJob final : public Job {
   explicit ReplayJob(const ReplayFlags& flags)
       : path_(input_name(flags.trace, flags.more_traces)),
         trace_(read_replay_input(flags)),
-        cost_(to_cost_model(flags.cost)) {
+        cost_(to_cost_model(flags.cost)),
+        free_any_source_(flags.wildcards == "free") {
     options_ = to_cluster_options(flags.cluster, trace_.header.world_size);
   }
 
@@ -152,6 +153,7 @@ class ReplayJob final : public Job {
     const SendMode send_mode = options.send_mode;
     ReplayOptions replay;
     replay.cluster = std::move(options);
+    replay.free_any_source = free_any_source_;
     const ReplayReport report = replay_trace(trace_, replay);
     out.text += format_replay(report, path_);
     out.json = replay_to_json(report, path_);
@@ -179,6 +181,7 @@ class ReplayJob final : public Job {
   std::string path_;
   Trace trace_;
   std::optional<CostModel> cost_;
+  bool free_any_source_;
   ClusterOptions options_;
 };
 

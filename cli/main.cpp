@@ -1,6 +1,7 @@
 // The `ranklab` command: results on stdout, logs on stderr, exit codes per DESIGN.md §7
-// (0 ok, 1 bad usage or input, 2 numerical check failed, 3 deadlock, 4 mismatch, 5 rank failed),
-// and 70 for an internal error (cli/error_exit.hpp).
+// (0 ok, 1 bad usage or input, 2 numerical check failed, 3 deadlock, 4 mismatch, 5 rank failed,
+// 6 unsafe: a potential deadlock or a request leak), and 70 for an internal error
+// (cli/error_exit.hpp).
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 

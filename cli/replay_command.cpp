@@ -20,7 +20,8 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
       "replay",
       "re-issue every rank's recorded operations on the fabric (synthetic payloads) and check "
       "that each rank's sequence and every send->receive match reproduce (exit 0 reproduced, "
-      "2 not, 3 deadlock, 4 mismatch, 5 a rank failed)");
+      "2 not, 3 deadlock, 4 mismatch, 5 a rank failed, 6 unsafe: a potential deadlock or a request "
+      "leak)");
   command
       .add_option("TRACE", flags.trace,
                   "trace to replay: JSON Lines, or in the --format given (a SimGrid TI trace, "
@@ -35,6 +36,12 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
                   "the most the replay's buffers may take together, in MiB; a trace asking more "
                   "is refused before the run (default: half of this machine's memory)")
       ->check(CLI::PositiveNumber);
+  command
+      .add_option("--wildcards", flags.wildcards,
+                  "recorded: each receive from any source takes the sender it took when "
+                  "recorded (replay's default); free: the schedule chooses among the senders the "
+                  "program allows, so a race shows as a divergence (explore's default)")
+      ->check(CLI::IsMember({"recorded", "free"}));
   add_cluster_flags(command, flags.cluster, ClusterFlagSet::replay);
   add_cost_flags(command, flags.cost);
   return command;
@@ -58,6 +65,7 @@ int replay_command(const ReplayFlags& flags) {
   options.cluster = to_cluster_options(flags.cluster, trace.header.world_size);
   options.max_memory_bytes = std::min(flags.max_memory_mib, std::uint64_t{UINT64_MAX} >> 20) << 20;
   options.memory_limit_hint = " (--max-memory-mib sets it)";
+  options.free_any_source = flags.wildcards == "free";
   // Timing annotates the replayed trace, so it is kept in memory and written at the end.
   auto memory =
       cost && !flags.cluster.trace_path.empty() ? std::make_shared<MemorySink>() : nullptr;

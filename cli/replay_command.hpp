@@ -21,6 +21,10 @@ struct ReplayFlags {
   std::string format = "ranklab";
   bool json = false;
   std::uint64_t max_memory_mib = 0;  ///< 0: default_replay_memory_limit()
+  /// "recorded": a receive from any source takes the sender it took when recorded; "free":
+  /// the schedule chooses (ReplayOptions::free_any_source). Empty: the command's default
+  /// (replay: recorded; explore: free).
+  std::string wildcards;
   ClusterFlags cluster;
   CostFlags cost;
 };

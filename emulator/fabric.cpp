@@ -7,6 +7,7 @@
 
 #include "emulator/detail/copy_bytes.hpp"
 #include "emulator/detail/fabric_state.hpp"
+#include "emulator/detail/latent_deadlock.hpp"
 #include "comm/errors.hpp"
 #include "comm/message_mismatch.hpp"
 #include "traces/hash.hpp"
@@ -32,6 +33,10 @@ Fabric::Fabric(const ClusterOptions& options)
   live_ = n;
   if (!options_.faults.empty()) {
     faults_ = std::make_unique<detail::FaultInjector>(options_.faults, n);
+  }
+  if (options_.find_latent_deadlocks && !faults_ &&
+      options_.send_mode.kind != SendMode::Kind::rendezvous) {
+    latent_ = std::make_unique<detail::LatentDeadlocks>(n);
   }
 }
 
@@ -134,6 +139,7 @@ Request Fabric::isend(int rank, const Group& group, ConstBuffer data, int dst, i
   if (faults_ && inject_on_send(*op)) [[unlikely]] {
     return Request(this, std::move(op));  // dropped: complete for its sender, never delivered
   }
+  if (latent_) latent_->posted(*op);
   match_or_queue_send(op);
   return Request(this, std::move(op));
 }
@@ -152,6 +158,7 @@ Request Fabric::irecv(int rank, const Group& group, MutableBuffer data, int src,
   op->peer = src;
   op->tag = tag;
   op->recv_data = data;
+  if (latent_) latent_->posted(*op);
   match_or_queue_recv(op);
   return Request(this, std::move(op));
 }
@@ -215,6 +222,7 @@ std::string Fabric::describe_pair_mismatch(const Operation& send, const Operatio
 }
 
 void Fabric::deliver(Operation& send, Operation& recv) {
+  if (latent_) latent_->matched(send, recv);
   send.matched = recv.matched = true;
   const char* reason = message_mismatch_reason({.count = send.send_data.count,
                                                 .dtype = send.send_data.dtype},
@@ -259,8 +267,19 @@ void Fabric::observe(const Operation& op) {
   if (op.error) std::rethrow_exception(op.error);
 }
 
+void Fabric::note_waited(const Operation& op, bool locked) {
+  if (!latent_) return;
+  if (locked) {
+    latent_->waited(op);
+    return;
+  }
+  Lock lock(mutex_);
+  latent_->waited(op);
+}
+
 bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline, bool watchdog) {
   if (op.done.load(std::memory_order_acquire)) {
+    note_waited(op, /*locked=*/false);
     close(op);
     observe(op);
     return true;
@@ -306,6 +325,7 @@ bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline,
       std::rethrow_exception(root_cause_);  // the rank that waited gets the TimeoutError
     }
   }
+  note_waited(op, /*locked=*/true);
   close(op);
   observe(op);
   return true;
@@ -465,6 +485,7 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.group = g.id();
   // A pending operation learned no other clock (FORMAT.md): its owner's clock + 1.
   e.lamport = completed ? op.lamport : op.clock_at_post + 1;
+  e.any_source = false;  // a receive's own, below
   if (send) {
     e.peer = g.global_rank(op.peer);
     e.tag = op.tag;
@@ -476,6 +497,7 @@ void Fabric::record(const Operation& op, OpStatus status) {
     const bool any = !completed && op.peer == kAnySource;
     e.peer = completed ? g.global_rank(op.status.source) : any ? kNoRank : g.global_rank(op.peer);
     e.tag = completed ? op.status.tag : op.tag;
+    e.any_source = op.peer == kAnySource;
     e.dtype = op.recv_data.dtype;
     e.count = completed ? op.status.count : op.recv_data.count;
     e.msg = completed ? op.msg : MessageId{};

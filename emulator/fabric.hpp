@@ -26,7 +26,9 @@
 #include "emulator/request.hpp"
 
 namespace ranklab {
-
+namespace detail {
+class LatentDeadlocks;
+}
 
 /// Shared by every rank of one run. All state is guarded by one fiber mutex, so the
 /// deadlock check (every live rank blocked) is exact with any number of OS threads.
@@ -251,6 +253,11 @@ class Fabric {
   WaitForGraph wait_graph_;    // set when the verdict is reached with ranks blocked
   detail::FingerprintBook fingerprints_;
   std::unique_ptr<detail::FaultInjector> faults_;  // null without a fault plan
+  /// Runs beside an eager run to find what only buffering let finish; null when off.
+  std::unique_ptr<detail::LatentDeadlocks> latent_;
+  /// The owner waited for `op` and saw it complete (a successful test is no wait: the
+  /// program may have polled on): tells latent_ (with the lock held, or taking it).
+  void note_waited(const detail::Operation& op, bool locked);
   /// Unfinished collective operations whose owners let go (abandon()).
   std::vector<std::shared_ptr<detail::Operation>> abandoned_;
 };

@@ -8,6 +8,7 @@
 
 #include "emulator/detail/collective_exec.hpp"
 #include "comm/mismatch_table.hpp"
+#include "emulator/detail/latent_deadlock.hpp"
 #include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "traces/hash.hpp"
@@ -45,6 +46,7 @@ const std::shared_ptr<Operation>& Fabric::post_collective(int rank, const Group&
   auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
   if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
   op->coll_seq = next[group.id()]++;
+  if (latent_) latent_->posted(*op);
   post_call(rank, group,
             detail::PostedCall{signature, kDirectAlgorithm, false, op->rank_seq, op->site}, op);
   return op;

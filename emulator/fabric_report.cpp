@@ -6,6 +6,7 @@
 
 #include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
+#include "emulator/detail/latent_deadlock.hpp"
 #include "emulator/detail/wait_graph.hpp"
 #include "traces/event_text.hpp"
 #include "traces/hash.hpp"
@@ -302,6 +303,9 @@ RunReport Fabric::finish() {
     } else {
       outcome.state = RankOutcome::State::aborted;
     }
+  }
+  if (latent_ && report.status == RunStatus::ok) {
+    latent_->judge(report, [this](const Operation& op) { return describe_pending(op); });
   }
   return report;
 }

@@ -82,6 +82,10 @@ struct ClusterOptions {
   /// traces do not depend on it.
   bool pin_threads = true;
   SendMode send_mode;
+  /// With a send mode that buffers and no fault plan: a run that finished only because sends
+  /// were buffered ends unsafe (exit 6, culprit `potential-deadlock`), as MUST reports a
+  /// potential deadlock (detail/latent_deadlock.hpp). Off: buffering is taken as given.
+  bool find_latent_deadlocks = true;
   /// Watchdog: a blocking wait that lasts longer fails the run with TimeoutError.
   std::chrono::milliseconds timeout{60'000};
   /// Stack of each rank's fiber. The model keeps Eigen's temporaries off it

@@ -5,8 +5,9 @@
 //
 // How each operation is re-issued:
 // - send: to the recorded peer and tag. recv: from the recorded peer (the matched source:
-//   a receive from any source is forced to the source it matched when recorded) and tag; a
-//   pending receive that never matched keeps its wildcards. Collectives: the recorded op,
+//   a receive from any source is forced to the source it matched when recorded, unless
+//   ReplayOptions::free_any_source) and tag; a pending receive that never matched keeps its
+//   wildcards. Collectives: the recorded op,
 //   count, dtype, root and reduce op. Payloads are zeros; receives land in a scratch buffer.
 // - Wait points come from the trace (format 1.1, `in_flight`): before posting operation X
 //   the rank waits for every earlier operation not in X's `in_flight`, in rank_seq order,
@@ -54,6 +55,13 @@ struct ReplayOptions {
   std::uint64_t max_memory_bytes = 0;
   /// Appended to that refusal's limit, to say how to raise it (" (--max-memory-mib sets it)").
   std::string memory_limit_hint;
+  /// Receives recorded from any source (format 1.3 `any_source`, SimGrid TI's MPI_ANY_SOURCE)
+  /// are re-issued from any source, so the schedule decides which sender each matches, within
+  /// MPI's non-overtaking order, as it did in the program: the race a recording pinned shows
+  /// as a divergence (`replay --wildcards free`, and `explore` on a trace). Off: each takes
+  /// the sender it matched when recorded. An operation the program chose by the matched
+  /// sender (a reply to it) is still re-issued as recorded.
+  bool free_any_source = false;
 };
 
 /// Half of this machine's memory, or of the control group's limit where that is lower: what
@@ -99,7 +107,8 @@ struct [[nodiscard]] ReplayReport {
   /// Requests the program never completed before finalizing (the header's
   /// config.unfinished_requests, which importers write: "FILE:LINE: rank 1 op #3 (irecv
   /// from rank 0 tag 3) is still open when the rank finalizes ..."). MPI forbids them; the
-  /// replay cannot see them (nothing waits for a request nobody waited for).
+  /// replay cannot see them (nothing waits for a request nobody waited for). A replay that
+  /// otherwise ends ok ends unsafe for them (exit 6, culprit `request-leak`).
   std::vector<std::string> unfinished_requests;
   std::chrono::nanoseconds elapsed{0};        ///< wall time of the replayed run
 
@@ -119,8 +128,9 @@ std::string format_replay(const ReplayReport& report, std::string_view name);
 /// The report as JSON (`ranklab replay --json`).
 nlohmann::ordered_json replay_to_json(const ReplayReport& report, std::string_view name);
 
-/// The exit code: the replayed run's (3 deadlock, 4 mismatch, 5 a rank failed) when it did
-/// not end ok, else 0 if it reproduced the recording and kExitNotReproduced if not.
+/// The exit code: the replayed run's (3 deadlock, 4 mismatch, 5 a rank failed, 6 unsafe: a
+/// potential deadlock or a request leak) when it did not end ok, else 0 if it reproduced
+/// the recording and kExitNotReproduced if not.
 int replay_exit_code(const ReplayReport& report);
 inline constexpr int kExitNotReproduced = 2;
 

@@ -90,7 +90,11 @@ std::string format_replay(const ReplayReport& report, std::string_view name) {
       if (!d.fields.empty()) fmt::format_to(it, "    differs in: {}\n", fmt::join(d.fields, " "));
     }
   }
-  if (!report.run.ok()) out += "\n" + render_analysis(report.run.analysis) + "\n";
+  if (!report.run.ok()) {
+    if (const std::string analysis = render_analysis(report.run.analysis); !analysis.empty()) {
+      out += "\n" + analysis + "\n";
+    }
+  }
   append_stops(out, report);
   // As a run's report ends: the bug the recorded pattern reaches, classified.
   if (const std::string culprit = culprit_line(report.run.culprit); !culprit.empty()) {

@@ -86,6 +86,7 @@ int exit_code(RunStatus status) {
     case RunStatus::deadlock: return 3;
     case RunStatus::mismatch: return 4;
     case RunStatus::rank_failed: return 5;
+    case RunStatus::unsafe: return 6;
   }
   return 5;
 }
@@ -96,6 +97,7 @@ const char* to_string(RunStatus status) {
     case RunStatus::deadlock: return "deadlock";
     case RunStatus::mismatch: return "mismatch";
     case RunStatus::rank_failed: return "rank failed";
+    case RunStatus::unsafe: return "unsafe";
   }
   return "unknown";
 }

@@ -25,6 +25,11 @@ enum class RunStatus {
                 ///< watchdog saw a rank wait past the timeout (exit 3)
   mismatch,     ///< a collective's members or a message's two sides disagreed (exit 4)
   rank_failed,  ///< a rank threw (exit 5)
+  /// Every rank returned, but the program breaks a rule of MPI that this run let pass
+  /// (exit 6): a send that completed only because it was buffered and would deadlock under
+  /// rendezvous (culprit `potential-deadlock`), or a request still open when its rank ended
+  /// (`request-leak`). MUST reports both as errors.
+  unsafe,
 };
 
 int exit_code(RunStatus status);

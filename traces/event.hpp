@@ -107,6 +107,9 @@ struct TraceEvent {
   std::uint32_t group = 0;      ///< index into TraceHeader::groups
   int peer = kNoRank;           ///< global rank of the other side (matched source for recv)
   int tag = 0;
+  /// A receive posted from any source (format 1.3): `peer` is the sender it matched, which
+  /// another schedule may change (`replay --wildcards free`, `explore`).
+  bool any_source = false;
   DataType dtype = DataType::u8;
   std::uint64_t count = 0;      ///< elements
   std::uint64_t bytes = 0;
@@ -152,7 +155,7 @@ struct TraceGroup {
 /// The first line of a trace file.
 struct TraceHeader {
   static constexpr const char* kFormat = "ranklab-trace";
-  static constexpr const char* kVersion = "1.2";  ///< what the writer produces
+  static constexpr const char* kVersion = "1.3";  ///< what the writer produces
 
   std::string version = kVersion;
   int world_size = 0;

@@ -136,6 +136,7 @@ void append_event(fmt::memory_buffer& out, const TraceEvent& e, std::string_view
   line.raw(R"(,"group":)").raw(quoted_group);
   if (e.peer != kNoRank) line.raw(R"(,"peer":)").number(e.peer);
   if (p2p) line.raw(R"(,"tag":)").number(e.tag);
+  if (e.any_source) line.raw(R"(,"any_source":true)");
   line.raw(R"(,"dtype":)").name(to_string(e.dtype));
   line.raw(R"(,"count":)").number(e.count).raw(R"(,"bytes":)").number(e.bytes);
   if (e.has_hash) line.raw(R"(,"hash":)").name(format_hash(e.hash));

@@ -247,6 +247,11 @@ class EventParser {
     const std::int64_t tag = as_integer(require_field(line, "tag"), "tag");
     if (tag < INT_MIN || tag > INT_MAX) fail("field 'tag' is out of range, got {}", tag);
     event.tag = static_cast<int>(tag);
+    if (const Json* any = find_field(line, "any_source")) {  // format 1.3
+      if (!any->is_boolean()) fail("field 'any_source' must be true or false, got {}", describe(*any));
+      event.any_source = any->template get<bool>();
+      if (event.any_source && event.op != OpKind::recv) fail("field 'any_source' applies only to recv");
+    }
     if (const Json* msg = find_field(line, "msg")) event.msg = parse_msg(*msg);
   }
 

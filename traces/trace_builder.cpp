@@ -76,6 +76,7 @@ std::uint64_t TraceBuilder::irecv(int rank, int src, DataType dtype, std::uint64
                                   std::uint32_t group) {
   TraceEvent& e = post(rank, OpKind::recv, group, dtype, count);
   e.peer = src;
+  e.any_source = src == kNoRank;  // matching sets the peer; a replay may free it again
   e.tag = tag;
   return e.rank_seq;
 }

@@ -115,14 +115,25 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, CliScenarioTest, ::testing::ValuesIn(expecta
                            return name;
                          });
 
-//! send-send deadlocks under rendezvous (exit 3), passes under eager and under an eager
-//! limit that fits its 4-byte message, and deadlocks under one that does not.
+//! send-send deadlocks under rendezvous (exit 3); under eager and under an eager limit that
+//! fits its 4-byte message it finishes only thanks to buffering: a potential deadlock
+//! (exit 6) naming the buffered send and its receive with their sites; under a limit that
+//! does not fit it deadlocks.
 TEST(CliTest, SendSendDependsOnSendMode) {
   EXPECT_EQ(ranklab({"run", "--scenario", "send-send"}).code, 3);
   for (const char* mode : {"eager", "eager<=4", "eager<=1024"}) {
     const Result r = ranklab({"run", "--scenario", "send-send", "--send-mode", mode});
-    EXPECT_EQ(r.code, 0) << mode << "\n" << show(r);
+    EXPECT_EQ(r.code, 6) << mode << "\n" << show(r);
     EXPECT_TRUE(has(r, std::string("send mode ") + mode));
+    EXPECT_TRUE(has(r, "culprit (potential-deadlock): rank 0's send to rank 1 tag 0 in world "
+                       "(1 x i32), op #0 at cli/scenarios/basic.cpp:55 (send_send) (received by "
+                       "rank 1's recv from rank 0 tag 0 in world (1 x i32), op #1 at "
+                       "cli/scenarios/basic.cpp:56 (send_send)) completed only because it was "
+                       "buffered"))
+        << show(r);
+    EXPECT_TRUE(has(r, "result: potential deadlock: 2 ranks finished only because sends were "
+                       "buffered"))
+        << show(r);
   }
   const Result r = ranklab({"run", "--scenario", "send-send", "--send-mode", "eager<=3"});
   EXPECT_EQ(r.code, 3) << show(r);

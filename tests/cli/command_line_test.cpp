@@ -82,7 +82,8 @@ TEST(CommandLineTest, CountsAreSingularForOne) {
   EXPECT_EQ(one.code, 0) << show(one);
   EXPECT_TRUE(has(one, "result: ok: 1 rank finished\n"));
   EXPECT_EQ(one.out.find("1 ranks"), std::string::npos) << one.out;
-  const Result explore = ranklab({"explore", "--scenario", "ring", "--runs", "1", "--jobs", "1"});
+  const Result explore = ranklab(
+      {"explore", "--scenario", "ring", "--runs", "1", "--jobs", "1", "--keep-send-mode"});
   EXPECT_TRUE(has(explore, ": 1 schedule (random after rank-order), 1 job\n"));
   EXPECT_TRUE(has(explore, "result: ok: 1 schedule passed"));
 }

@@ -219,17 +219,18 @@ TEST(WaitGraphCli, WritesDotOnDeadlock) {
 }
 
 //! A recorded trace explores through the replay engine: a pattern recorded with eager sends
-//! deadlocks when replayed under rendezvous ones, and the printed `ranklab replay` command
-//! reproduces that run's report exactly.
+//! is a potential deadlock replayed under eager ones (exit 6) and deadlocks under rendezvous
+//! ones, and the printed `ranklab replay` command reproduces that run's report exactly.
 TEST(ExploreCli, RecordedTraceThroughReplay) {
   TempDir dir("ranklab_explore_trace");
   const std::string trace = (dir / "send-send.jsonl").string();
   ASSERT_EQ(ranklab("run --scenario send-send --send-mode eager --trace " + shell_quoted(trace))
                 .exit_code,
-            0);
-  const CommandResult ok = ranklab("explore " + shell_quoted(trace) +
-                                   " --send-mode eager --runs 30 --jobs 2");
-  EXPECT_EQ(ok.exit_code, 0) << show(ok);
+            6);
+  const CommandResult eager = ranklab("explore " + shell_quoted(trace) +
+                                      " --send-mode eager --runs 30 --jobs 2 --keep-send-mode");
+  EXPECT_EQ(eager.exit_code, 6) << show(eager);
+  EXPECT_NE(eager.out.find("culprit (potential-deadlock): "), std::string::npos) << show(eager);
   const CommandResult r = ranklab("explore " + shell_quoted(trace) + " --runs 30 --jobs 2");
   ASSERT_EQ(r.exit_code, 3) << show(r);
   EXPECT_NE(r.out.find("explore: replay of " + trace), std::string::npos) << show(r);
@@ -248,6 +249,71 @@ TEST(ExploreCli, RecordedTraceThroughReplay) {
     return out;
   };
   EXPECT_EQ(untimed(again.out), untimed(embedded_report(r.out))) << show(again);
+}
+
+//! explore varies the send mode: every other schedule runs under the other one, is compared
+//! with rank order under that mode, and its `reproduce:` line carries the mode. send-send
+//! under eager is a potential deadlock at once (the rank-order reference); the printed
+//! command, run, shows it.
+TEST(ExploreCli, VariesTheSendMode) {
+  const CommandResult r = ranklab("explore --scenario pp-both-send-fixed --runs 8 --jobs 2");
+  EXPECT_EQ(r.exit_code, 0) << show(r);
+  EXPECT_NE(r.out.find("every other one under send mode eager"), std::string::npos) << show(r);
+  const CommandResult race = ranklab("explore --scenario wildcard-sum --runs 50 --jobs 2");
+  ASSERT_EQ(race.exit_code, 2) << show(race);
+  EXPECT_EQ(line_after(race.out, "reproduce: "),
+            "ranklab run --scenario wildcard-sum --send-mode eager --policy random:1 "
+            "--compare-rank-order")
+      << show(race);
+  const CommandResult both =
+      ranklab("explore --scenario send-send --send-mode eager --runs 8 --jobs 2");
+  ASSERT_EQ(both.exit_code, 6) << show(both);
+  EXPECT_NE(both.out.find("result: potential deadlock at schedule 1 of 8"), std::string::npos)
+      << show(both);
+  const std::string reproduce = line_after(both.out, "reproduce: ");
+  EXPECT_EQ(reproduce, "ranklab run --scenario send-send --send-mode eager --policy rank-order");
+  const CommandResult again = run_printed(reproduce, "");
+  EXPECT_EQ(again.exit_code, 6) << show(again);
+  EXPECT_NE(again.out.find("culprit (potential-deadlock): rank 0's send to rank 1 tag 0"),
+            std::string::npos)
+      << show(again);
+}
+
+//! traces/examples/wildcard_race.jsonl: three senders race to rank 0's receives from any
+//! source. Replay pins every match, so every schedule used to pass; explore lets each
+//! receive choose its sender again (--wildcards free), finds the race, and its printed
+//! command shows the divergence and exits nonzero.
+TEST(ExploreCli, FindsTheRaceARecordingPinned) {
+  const std::string trace =
+      shell_quoted(std::string(RANKLAB_SOURCE_DIR) + "/traces/examples/wildcard_race.jsonl");
+  const CommandResult pinned = ranklab("replay " + trace + " --policy random:1");
+  EXPECT_EQ(pinned.exit_code, 0) << show(pinned);
+  const CommandResult r = ranklab("explore " + trace + " --runs 100 --jobs 2");
+  ASSERT_EQ(r.exit_code, 2) << show(r);
+  EXPECT_NE(r.out.find("failed: not reproduced"), std::string::npos) << show(r);
+  const std::string reproduce = line_after(r.out, "reproduce: ");
+  ASSERT_TRUE(reproduce.starts_with("ranklab replay ")) << show(r);
+  EXPECT_NE(reproduce.find(" --wildcards free"), std::string::npos) << reproduce;
+  const CommandResult again =
+      run_command(binary() + reproduce.substr(std::string("ranklab").size()));
+  EXPECT_EQ(again.exit_code, 2) << show(again);
+  EXPECT_NE(again.out.find("recv world peer"), std::string::npos) << show(again);
+  EXPECT_NE(again.out.find("differs in: peer"), std::string::npos) << show(again);
+}
+
+//! explore takes what replay takes: a SimGrid TI recording (its folder, --format simgrid-ti)
+//! explores through the replay engine, and its receives from any source are freed too.
+TEST(ExploreCli, ReadsSimgridTiTraces) {
+  const std::string ti = std::string(RANKLAB_SOURCE_DIR) + "/traces/examples/ti/";
+  const CommandResult ring =
+      ranklab("explore --format simgrid-ti " + shell_quoted(ti + "ring8") + " --runs 6 --jobs 2");
+  EXPECT_EQ(ring.exit_code, 0) << show(ring);
+  EXPECT_NE(ring.out.find("explore: replay of "), std::string::npos) << show(ring);
+  const CommandResult any = ranklab("explore --format simgrid-ti " +
+                                    shell_quoted(ti + "bugs/anysource_loop") + " --runs 40");
+  EXPECT_EQ(any.exit_code, 2) << show(any);
+  EXPECT_NE(line_after(any.out, "reproduce: ").find("--format simgrid-ti"), std::string::npos)
+      << show(any);
 }
 
 //! Bad usage of explore and --fault is one line on stderr and exit 1.

@@ -120,17 +120,28 @@ TEST_F(CliSimgridTiTest, CorrectProgramsReplayCleanly) {
   EXPECT_TRUE(has(any.out, "result: reproduced")) << any.out;
 }
 
-//! An irecv never completed before finalize is reported, FILE:LINE first.
+//! An irecv never completed before finalize is a request leak, as MUST reports it: listed
+//! FILE:LINE first, the culprit naming the call, exit 6 (unsafe).
 TEST_F(CliSimgridTiTest, UnfinishedRequestsAreReported) {
   const CommandResult r = replay("open", "0 irecv 1 3 4\n0 finalize\n1 finalize\n");
+  EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "culprit (request-leak): ")) << r.out;
+  const std::string culprit = r.out.substr(r.out.find("culprit (request-leak): "));
+  EXPECT_TRUE(has(culprit.substr(0, culprit.find('\n')),
+                  "open.txt:1: rank 0 op #0 (irecv from rank 1 tag 3) is still open when the rank "
+                  "finalizes"))
+      << r.out;
   EXPECT_TRUE(has(r.out, "requests never completed (1): the program finalized with them open\n"))
       << r.out;
   EXPECT_TRUE(has(r.out, "open.txt:1: rank 0 op #0 (irecv from rank 1 tag 3) is still open"))
       << r.out;
-  EXPECT_TRUE(has(r.out, "as recorded, but 1 request never completed; run: ok")) << r.out;
+  EXPECT_TRUE(has(r.out, "as recorded, but 1 request never completed; run: request leak: 1 "
+                         "request never completed before 1 rank finalized"))
+      << r.out;
   const CommandResult json =
       replay("open_json", "0 irecv 1 3 4\n0 finalize\n1 finalize\n", "--json");
   EXPECT_TRUE(has(json.out, "\"unfinished_requests\": [")) << json.out;
+  EXPECT_TRUE(has(json.out, "\"kind\": \"request-leak\"")) << json.out;
 }
 
 //! SMPI 3.32's own recordings of traces/examples/ti/bugs/bugs.c (one folder per mode): each
@@ -152,7 +163,7 @@ TEST_F(CliSimgridTiTest, RecordedBugsReplayIntoTheirReports) {
       {"bsend_self", 0, "result: reproduced: all 6 operations and 3 messages"},
       {"inplace_gather", 0, "result: reproduced: all 3 operations"},
       {"anysource_loop", 0, "result: reproduced: all 30 operations and 9 messages"},
-      {"open_request", 0, "but 1 request never completed"},
+      {"open_request", 6, "culprit (request-leak): "},
       {"nonblocking", 0, "result: reproduced: all 9 operations"},
       {"derived", 1,
        "rank-1.txt:3: a derived datatype (SMPI writes -1): TI records its count "
