@@ -5,7 +5,9 @@
 
 #include <filesystem>
 
+#include "comm/device.hpp"
 #include "comm/errors.hpp"
+#include "model/device.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/output_file.hpp"
 
@@ -29,6 +31,12 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
                     "halving-doubling, dissemination, pairwise; with --backend mpi also mpi, "
                     "the MPI library's own collectives (fastest; floating-point results then "
                     "agree with the others only within rounding)")
+        ->capture_default_str();
+    command
+        .add_option("--device", flags.device,
+                    "every rank's device: cpu; cpu-staged (a stand-in device with memory of "
+                    "its own: communication staged through host buffers, as with cuda); "
+                    "cuda (a CUDA build: rank r on GPU r % count)")
         ->capture_default_str();
   }
   command.add_option("--timeout-ms", flags.timeout_ms,
@@ -79,6 +87,12 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   options.policy = parse_flag("--policy", flags.policy, SchedulePolicy::parse);
   options.threads = flags.threads;
   options.send_mode = parse_flag("--send-mode", flags.send_mode, SendMode::parse);
+  options.device = parse_flag("--device", flags.device, parse_device_kind);
+  if (options.device == DeviceKind::cuda && !cuda_built()) {
+    throw UsageError(
+        "--device cuda: this ranklab was built without CUDA (it has no CUDA device: see "
+        "RANKLAB_CUDA in README.md)");
+  }
   options.timeout = std::chrono::milliseconds(flags.timeout_ms);
   options.stack_size = flags.stack_kib * 1024;
   for (const std::string& fault : flags.faults) {
