@@ -65,25 +65,21 @@ HostStaging::HostStaging(Backend& backend, ConstBuffer input, MutableBuffer outp
                     input.device == output.device,
                 "a call's input and output are on different devices ({} and {})",
                 input.device->id().name(), output.device->id().name());
-  const bool shared = input.device != nullptr && input.device == output.device &&
-                      input.count != 0 && output.count != 0 &&
-                      overlaps(input.data, input.bytes(), output.data, output.bytes());
-  if (output.device != nullptr) {
-    device_output_ = output;
-    output_host_.resize(output.bytes());
-    output_.data = output_host_.data();
-    output_.device = nullptr;
-  }
-  if (shared) {
-    // In place (or the input a block of the output): one host buffer, staged whole.
+  if (input.device != nullptr && input.device == output.device && input.count != 0 &&
+      output.count != 0 && overlaps(input.data, input.bytes(), output.data, output.bytes())) {
+    // In place, or one a block of the other: one host buffer over both, staged once each
+    // way, so the call stays in place on the host.
     const std::byte* in = bytes_of(input.data);
     const std::byte* out = bytes_of(output.data);
-    RANKLAB_CHECK(in >= out && in + input.bytes() <= out + output.bytes(),
-                  "a staged call's input overlaps its output without lying inside it");
-    output.device->copy_to_host(output_host_.data(), output.data, output.bytes());
-    record_copy(backend, StagingCopy::to_host, output.bytes(), *output.device);
-    input_.data = output_host_.data() + (in - out);
-    input_.device = nullptr;
+    const std::byte* first = std::min(in, out);
+    const std::byte* end = std::max(in + input.bytes(), out + output.bytes());
+    host_.resize(static_cast<std::size_t>(end - first));
+    input.device->copy_to_host(host_.data(), first, host_.size());
+    record_copy(backend, StagingCopy::to_host, host_.size(), *input.device);
+    input_.data = host_.data() + (in - first);
+    output_.data = host_.data() + (out - first);
+    input_.device = output_.device = nullptr;
+    device_output_ = output;
     return;
   }
   if (input.device != nullptr) {
@@ -93,6 +89,12 @@ HostStaging::HostStaging(Backend& backend, ConstBuffer input, MutableBuffer outp
     input_.data = input_host_.data();
     input_.device = nullptr;
   }
+  if (output.device != nullptr) {
+    host_.resize(output.bytes());
+    output_.data = host_.data();
+    output_.device = nullptr;
+    device_output_ = output;
+  }
 }
 
 void HostStaging::finish(std::size_t count) {
@@ -100,7 +102,7 @@ void HostStaging::finish(std::size_t count) {
   finished_ = true;
   if (device_output_.device == nullptr) return;
   const std::size_t bytes = std::min(count, device_output_.count) * size_of(device_output_.dtype);
-  device_output_.device->copy_to_device(device_output_.data, output_host_.data(), bytes);
+  device_output_.device->copy_to_device(device_output_.data, output_.data, bytes);
   record_copy(*backend_, StagingCopy::to_device, bytes, *device_output_.device);
 }
 

@@ -17,13 +17,14 @@
 
 namespace ranklab {
 
-/// The host side of one call's device buffers. Input and output in one device buffer (in
-/// place, or an input inside the output) share one host buffer, so the call stays in place.
+/// The host side of one call's device buffers. Input and output that overlap in one device
+/// buffer (in place, or one a block of the other) share one host buffer over both, so the
+/// call stays in place on the host.
 class HostStaging {
  public:
   /// Copies `input` to a host buffer if it is on a device (a d2h staging event) and makes a
   /// host buffer for a device `output`. Throws UsageError if the two are on different
-  /// devices, or overlap without the input lying inside the output.
+  /// devices.
   HostStaging(Backend& backend, ConstBuffer input, MutableBuffer output);
   HostStaging(HostStaging&&) noexcept = default;
   HostStaging(const HostStaging&) = delete;
@@ -46,8 +47,8 @@ class HostStaging {
  private:
   Backend* backend_;
   MutableBuffer device_output_;  // the caller's output, when on a device
-  std::vector<std::byte> input_host_;
-  std::vector<std::byte> output_host_;
+  std::vector<std::byte> input_host_;  // a device input apart from the output
+  std::vector<std::byte> host_;        // the output's host buffer (with the input, in place)
   ConstBuffer input_;
   MutableBuffer output_;
   bool finished_ = false;
