@@ -88,11 +88,7 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   options.threads = flags.threads;
   options.send_mode = parse_flag("--send-mode", flags.send_mode, SendMode::parse);
   options.device = parse_flag("--device", flags.device, parse_device_kind);
-  if (options.device == DeviceKind::cuda && !cuda_built()) {
-    throw UsageError(
-        "--device cuda: this ranklab was built without CUDA (it has no CUDA device: see "
-        "RANKLAB_CUDA in README.md)");
-  }
+  require_device_built(options.device);  // before any rank runs: one line, exit 1
   options.timeout = std::chrono::milliseconds(flags.timeout_ms);
   options.stack_size = flags.stack_kib * 1024;
   for (const std::string& fault : flags.faults) {

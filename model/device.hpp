@@ -66,8 +66,10 @@ const ModelDevice<Scalar>& cpu_device();
 template <typename Scalar>
 std::unique_ptr<ModelDevice<Scalar>> make_model_device(DeviceId id);
 
-/// Whether this build can make `cuda` devices (RANKLAB_CUDA found the toolkit).
+/// Whether this build can make `cuda` devices (none can yet: cmake/cuda.cmake).
 bool cuda_built();
+/// Throws UsageError, one line naming it, if this build cannot make devices of `kind`.
+void require_device_built(DeviceKind kind);
 
 /// The communication buffer of a tensor on `device` (matrix or vector).
 template <typename Dense>
@@ -81,7 +83,7 @@ ConstBuffer device_buffer(const Dense& values, const DeviceMemory* device) {
   return {values.data(), static_cast<std::size_t>(values.size()), data_type_of<Scalar>(), device};
 }
 
-/// Every tensor of `layers` uploaded (or downloaded) through `device`.
+/// A layer's four tensors uploaded to (or downloaded from) `device`.
 template <typename Scalar>
 LayerParams<Scalar> upload(const ModelDevice<Scalar>& device, LayerParams<Scalar> layer) {
   return {device.upload(std::move(layer.w1)), device.upload(std::move(layer.b1)),

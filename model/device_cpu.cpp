@@ -85,28 +85,25 @@ const ModelDevice<Scalar>& cpu_device() {
   return device;
 }
 
-#ifndef RANKLAB_HAVE_CUDA
+// No build has a CUDA device yet (cmake/cuda.cmake says why): `cuda` is refused by name.
 bool cuda_built() { return false; }
 
-// A CUDA build defines this in model/cuda/ (never without the toolkit).
-template <typename Scalar>
-std::unique_ptr<ModelDevice<Scalar>> make_cuda_device(int) {
-  throw UsageError(
-      "--device cuda: this ranklab was built without CUDA (configure with RANKLAB_CUDA=ON "
-      "where the CUDA toolkit is installed)");
+void require_device_built(DeviceKind kind) {
+  if (kind == DeviceKind::cuda && !cuda_built()) {
+    throw UsageError(
+        "--device cuda: this ranklab was built without CUDA (it has no CUDA device: see "
+        "RANKLAB_CUDA in README.md)");
+  }
 }
-#else
-template <typename Scalar>
-std::unique_ptr<ModelDevice<Scalar>> make_cuda_device(int rank);
-#endif
 
 template <typename Scalar>
 std::unique_ptr<ModelDevice<Scalar>> make_model_device(DeviceId id) {
+  require_device_built(id.kind);
   switch (id.kind) {
     case DeviceKind::cpu: return std::make_unique<CpuDevice<Scalar>>(nullptr);
     case DeviceKind::cpu_staged:
       return std::make_unique<CpuDevice<Scalar>>(std::make_unique<CpuStagedMemory>(id.index));
-    case DeviceKind::cuda: return make_cuda_device<Scalar>(id.index);
+    case DeviceKind::cuda: break;
   }
   throw UsageError(fmt::format("unknown device kind {}", static_cast<int>(id.kind)));
 }

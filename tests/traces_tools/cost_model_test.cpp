@@ -80,20 +80,11 @@ TEST(CostModelTest, PcieTimesStagingCopies) {
   const ComputeItem copy{.label = "staging", .copy = StagingCopy::to_host, .bytes = 4000};
   const ComputeItem layer{.label = "forward", .layer = 0, .flops = 2e9};
   const CostModel free_pcie = CostModel::parse_topology(
-      "intra.latency = 1e-6
-intra.bandwidth = 1e10
-compute.flops_per_second = 1e12
-", "t.txt");
+      "intra.latency = 1e-6\nintra.bandwidth = 1e10\ncompute.flops_per_second = 1e12\n", "t.txt");
   EXPECT_DOUBLE_EQ(free_pcie.event_seconds(copy), 0.0);
   const CostModel model = CostModel::parse_topology(
-      "intra.latency = 1e-6
-intra.bandwidth = 1e10
-compute.flops_per_second = 1e12
-"
-      "compute.layer_seconds = 0.5
-pcie.latency = 1e-5
-pcie.bandwidth = 2e9
-",
+      "intra.latency = 1e-6\nintra.bandwidth = 1e10\ncompute.flops_per_second = 1e12\n"
+      "compute.layer_seconds = 0.5\npcie.latency = 1e-5\npcie.bandwidth = 2e9\n",
       "t.txt");
   EXPECT_DOUBLE_EQ(model.event_seconds(copy), 1e-5 + 4000 / 2e9);
   EXPECT_DOUBLE_EQ(model.event_seconds(layer), 0.5);
@@ -103,11 +94,8 @@ pcie.bandwidth = 2e9
   EXPECT_DOUBLE_EQ(model.compute_seconds(work), 0.5 + 1e-5 + 4000 / 2e9);
   EXPECT_NE(model.describe().find("pcie alpha=1e-05 s beta=2e+09 B/s"), std::string::npos)
       << model.describe();
-  EXPECT_THROW(CostModel::parse_topology("intra.latency = 1
-intra.bandwidth = 1
-"
-                                         "pcie.bandwidth = 0
-",
+  EXPECT_THROW(CostModel::parse_topology("intra.latency = 1\nintra.bandwidth = 1\n"
+                                         "pcie.bandwidth = 0\n",
                                          "t.txt"),
                TraceError);
 }
