@@ -8,14 +8,14 @@
 #include "comm/device.hpp"
 #include "tests/mpi/mpi_test_support.hpp"
 
-namespace ranklab {
+namespace ranklab::testing {
 namespace {
 
 //! An all_reduce (direct and ring) and a message on cpu-staged buffers give the host results;
 //! a receive copies back only what arrived.
 TEST(MpiStaging, DeviceBuffersAreStagedThroughHost) {
   Communicator world = session().world();
-  EXPECT_EQ(world.device(), DeviceId{});  // the session's default device: cpu
+  EXPECT_EQ(world.device().kind, DeviceKind::cpu);  // the session's default device
   const CpuStagedMemory memory(world.rank());
   const int n = world.size();
   for (const Algorithm algorithm : {Algorithm::direct, Algorithm::ring}) {
@@ -39,4 +39,4 @@ TEST(MpiStaging, DeviceBuffersAreStagedThroughHost) {
 }
 
 }  // namespace
-}  // namespace ranklab
+}  // namespace ranklab::testing
