@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "cli/choice_flags.hpp"
+#include "comm/device.hpp"
 #include "comm/errors.hpp"
+#include "model/device.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/output_file.hpp"
 
@@ -38,6 +40,14 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
                           [](const std::string& name) {
                             if (name != "mpi") parse_algorithm_flag(name);
                           }))
+        ->capture_default_str();
+    command
+        .add_option("--device", flags.device,
+                    "every rank's device: cpu; cpu-staged (a stand-in device with memory of "
+                    "its own: communication staged through host buffers, as with cuda); "
+                    "cuda (a CUDA build: rank r on GPU r % count)")
+        ->check(parsed_as("{cpu,cpu-staged,cuda}",
+                          [](const std::string& name) { parse_device_kind(name); }))
         ->capture_default_str();
   }
   command.add_option("--timeout-ms", flags.timeout_ms,
@@ -88,6 +98,8 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   options.policy = parse_flag("--policy", flags.policy, SchedulePolicy::parse);
   options.threads = flags.threads;
   options.send_mode = parse_flag("--send-mode", flags.send_mode, SendMode::parse);
+  options.device = parse_flag("--device", flags.device, parse_device_kind);
+  require_device_built(options.device);  // before any rank runs: one line, exit 1
   options.timeout = std::chrono::milliseconds(flags.timeout_ms);
   options.stack_size = flags.stack_kib * 1024;
   for (const std::string& fault : flags.faults) {

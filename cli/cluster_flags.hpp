@@ -20,6 +20,7 @@ struct ClusterFlags {
   int threads = 1;
   std::string send_mode = "rendezvous";
   std::string algorithm = "direct";
+  std::string device = "cpu";  ///< every rank's device (comm/device.hpp)
   long timeout_ms = 60'000;
   std::size_t stack_kib = 256;
   std::string trace_path;  ///< empty: no trace (the main job: traces/main.jsonl)
@@ -32,13 +33,15 @@ struct ClusterFlags {
 /// and its operations from the trace, so neither --world nor --algo.
 enum class ClusterFlagSet { program, replay };
 
-/// Adds --world --policy --threads --send-mode --algo --timeout-ms --stack-kib --trace
-/// --fault --wait-graph (without --world and --algo for ClusterFlagSet::replay).
+/// Adds --world --policy --threads --send-mode --algo --device --timeout-ms --stack-kib
+/// --trace --fault --wait-graph (without --world, --algo and --device for
+/// ClusterFlagSet::replay).
 void add_cluster_flags(CLI::App& command, ClusterFlags& flags,
                        ClusterFlagSet set = ClusterFlagSet::program);
 
-/// ClusterOptions for `world_size` ranks; throws UsageError naming the bad flag. Opens no
-/// file: the trace sink is attached by the caller.
+/// ClusterOptions for `world_size` ranks; throws UsageError naming the bad flag (and for
+/// --device cuda on a build without CUDA). Opens no file: the trace sink is attached by
+/// the caller.
 ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size);
 
 /// Writes `trace` to `path`, creating its folder first.

@@ -34,6 +34,7 @@ MpiOptions to_mpi_options(const RunFlags& flags) {
   options.library_collectives = flags.cluster.algorithm == kLibraryAlgorithm;
   options.check_collectives = flags.check_collectives;
   options.timeout = cluster.timeout;
+  options.device = cluster.device;
   switch (cluster.send_mode.kind) {
     case SendMode::Kind::rendezvous: options.eager_bytes = 0; break;
     case SendMode::Kind::eager: options.eager_bytes = MpiOptions::kEager; break;

@@ -17,6 +17,9 @@ ClusterRun<Scalar> run_main_job_on_mpi(MpiSession& session, const TrainSpec& spe
   options.trace_config["backend"] = "mpi";
   options.trace_config["hosts"] = job_hosts();
   if (session.options().library_collectives) options.trace_config["algorithm"] = "mpi";
+  if (session.options().device != DeviceKind::cpu) {
+    options.trace_config["device"] = to_string(session.options().device);
+  }
   if (session.rank() == 0) {
     spdlog::info("starting {} MPI processes: {}", session.size(), spec.layout.describe());
   }

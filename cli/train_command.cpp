@@ -135,6 +135,8 @@ ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
   auto sink = std::make_shared<MemorySink>();
   options.trace_sink = sink;
   options.trace_config = train_trace_config(spec, algorithm);
+  // The default device keeps the header as it was; another names itself.
+  if (options.device != DeviceKind::cpu) options.trace_config["device"] = to_string(options.device);
   ClusterRun<Scalar> run;
   run.results.resize(static_cast<std::size_t>(spec.layout.world_size()));
   spdlog::info("starting {} ranks: {}", spec.layout.world_size(), spec.layout.describe());
@@ -265,6 +267,10 @@ class PreparedJob final : public TrainJob::Impl {
     report.cluster = fmt::format("policy {}, threads {}, send mode {}, algorithm {}",
                                  options.policy.to_string(), options.threads,
                                  options.send_mode.to_string(), to_string(algorithm_));
+    if (options.device != DeviceKind::cpu) {
+      report.cluster += fmt::format(", device {} (communication staged through host buffers)",
+                                    to_string(options.device));
+    }
     const SendMode send_mode = options.send_mode;
     ClusterRun<Scalar> run =
         mpi_ != nullptr

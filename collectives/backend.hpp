@@ -38,6 +38,7 @@
 #include "comm/buffer.hpp"
 #include "comm/call_site.hpp"
 #include "comm/collective_args.hpp"
+#include "comm/device.hpp"
 #include "comm/fingerprint.hpp"
 #include "traces/event.hpp"
 
@@ -97,6 +98,10 @@ class Backend {
   /// The group of `kind` over `global_ranks` (in order), as the caller sees it.
   virtual std::shared_ptr<Backend> new_group(std::string_view kind,
                                              std::span<const int> global_ranks) = 0;
+
+  /// The calling rank's device (comm/device.hpp): the emulator's per-rank device from its
+  /// ClusterOptions; `cpu` unless the backend says otherwise.
+  virtual DeviceId device() const { return {}; }
 
   /// Lets other ranks run (polling loops must call it).
   virtual void yield() = 0;

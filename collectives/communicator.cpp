@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "collectives/algorithms/algorithm.hpp"
+#include "collectives/staging.hpp"
 #include "collectives/tags.hpp"
 #include "comm/errors.hpp"
 
@@ -78,32 +79,49 @@ Communicator Communicator::split(int color, int key, Where where) {
   return new_group(ranks, fmt::format("{}.split{}", name(), color));
 }
 
+// Point-to-point calls on device buffers stage them (collectives/staging.hpp): a send copies
+// its data to a host buffer first, a receive copies what arrived back to the device.
 Work Communicator::isend(ConstBuffer data, int dst, int tag, Where where) {
   require_member("send");
   check_user_tag(tag, /*receive=*/false);
   enter(where);
-  return backend_->isend(data, dst, tag);
+  if (data.device == nullptr) return backend_->isend(data, dst, tag);
+  HostStaging staging(*backend_, data, {});
+  Work sent = backend_->isend(staging.input(), dst, tag);
+  return staged_work(std::move(sent), std::move(staging), /*receive=*/false);
 }
 
 Work Communicator::irecv(MutableBuffer data, int src, int tag, Where where) {
   require_member("recv");
   check_user_tag(tag, /*receive=*/true);
   enter(where);
-  return backend_->irecv(data, src, tag);
+  if (data.device == nullptr) return backend_->irecv(data, src, tag);
+  HostStaging staging(*backend_, {}, data);
+  Work received = backend_->irecv(staging.output(), src, tag);
+  return staged_work(std::move(received), std::move(staging), /*receive=*/true);
 }
 
 void Communicator::send(ConstBuffer data, int dst, int tag, Where where) {
   require_member("send");
   check_user_tag(tag, /*receive=*/false);
   enter(where);
-  backend_->send(data, dst, tag);
+  if (data.device == nullptr) {
+    backend_->send(data, dst, tag);
+    return;
+  }
+  HostStaging staging(*backend_, data, {});
+  backend_->send(staging.input(), dst, tag);
 }
 
 RecvStatus Communicator::recv(MutableBuffer data, int src, int tag, Where where) {
   require_member("recv");
   check_user_tag(tag, /*receive=*/true);
   enter(where);
-  return backend_->recv(data, src, tag);
+  if (data.device == nullptr) return backend_->recv(data, src, tag);
+  HostStaging staging(*backend_, {}, data);
+  const RecvStatus status = backend_->recv(staging.output(), src, tag);
+  staging.finish(status.count);
+  return status;
 }
 
 Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested,
@@ -111,6 +129,24 @@ Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requeste
                                   const PerPeerCounts* per_peer) {
   require_member(to_string(args.op));
   enter(where);  // an algorithm's messages are the call's: they carry its site
+  if (!HostStaging::needed(args.input, args.output)) {
+    return run_host_collective(args, requested, completion, per_peer);
+  }
+  // Device buffers: the whole collective, whatever its algorithm, runs on host copies.
+  HostStaging staging(*backend_, args.input, args.output);
+  CollectiveArgs host = args;
+  host.input = staging.input();
+  host.output = staging.output();
+  Work work = run_host_collective(host, requested, completion, per_peer);
+  if (work.has_handle()) {
+    return staged_work(std::move(work), std::move(staging), /*receive=*/false);
+  }
+  staging.finish();
+  return Work();
+}
+
+Work Communicator::run_host_collective(const CollectiveArgs& args, Algorithm requested,
+                                       Completion completion, const PerPeerCounts* per_peer) {
   if (per_peer != nullptr) {
     RANKLAB_CHECK(requested == Algorithm::automatic || requested == Algorithm::direct ||
                       requested == Algorithm::pairwise,

@@ -46,6 +46,9 @@ class Communicator {
   const std::string& name() const { return backend_->name(); }
   int global_rank(int group_rank) const { return backend_->global_rank(group_rank); }
   Algorithm default_algorithm() const { return algorithm_; }
+  /// The rank's device (the cluster's per-rank device, comm/device.hpp): where its tensors
+  /// live. Buffers on it say so (ConstBuffer::device) and are staged through host memory.
+  DeviceId device() const { return backend_->device(); }
 
   /// The group of `kind` over `global_ranks`, named `kind[r0,...]`, like torch's new_group.
   /// Every rank may call it; a non-member gets a Communicator with rank() == -1.
@@ -277,6 +280,9 @@ class Communicator {
   Work run_collective(const CollectiveArgs& args, Algorithm requested,
                       const Where& where, Completion completion = Completion::handle,
                       const PerPeerCounts* per_peer = nullptr);
+  /// The funnel's part on host buffers; run_collective stages device buffers around it.
+  Work run_host_collective(const CollectiveArgs& args, Algorithm requested, Completion completion,
+                           const PerPeerCounts* per_peer);
   void require_member(std::string_view call) const;
 
   std::shared_ptr<Backend> backend_;

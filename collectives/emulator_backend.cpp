@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "comm/errors.hpp"
+#include "emulator/options.hpp"
 #include "emulator/rank.hpp"
 #include "emulator/request.hpp"
 
@@ -83,6 +84,9 @@ class EmulatorBackend final : public Backend {
   }
   void yield() override { context_.yield(); }
   void compute(ComputeItem item) override { context_.compute(std::move(item)); }
+  DeviceId device() const override {
+    return {.kind = context_.options().device, .index = context_.rank()};
+  }
 
  private:
   RankContext& context_;

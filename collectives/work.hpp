@@ -78,6 +78,9 @@ class [[nodiscard]] Work {
   }
   [[nodiscard]] bool test() { return !impl_ || impl_->test(); }
   RecvStatus status() const { return impl_ ? impl_->status() : RecvStatus{}; }
+  /// Whether the call is still the backend's to complete (false: it completed before it
+  /// returned, a default-constructed Work).
+  bool has_handle() const { return impl_ != nullptr; }
 
  private:
   template <typename Impl>

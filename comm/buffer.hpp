@@ -11,6 +11,8 @@
 
 namespace ranklab {
 
+class DeviceMemory;  // comm/device.hpp
+
 /// The DataType of a C++ element type.
 template <typename T>
 constexpr DataType data_type_of() {
@@ -29,6 +31,9 @@ struct ConstBuffer {
   const void* data = nullptr;
   std::size_t count = 0;
   DataType dtype = DataType::u8;
+  /// The device memory the elements are in; null: host memory. The Communicator stages a
+  /// device buffer through host memory (collectives/staging.hpp); a backend sees host only.
+  const DeviceMemory* device = nullptr;
 
   std::size_t bytes() const { return count * size_of(dtype); }
   std::span<const std::byte> as_bytes() const {
@@ -41,10 +46,11 @@ struct MutableBuffer {
   void* data = nullptr;
   std::size_t count = 0;
   DataType dtype = DataType::u8;
+  const DeviceMemory* device = nullptr;  ///< as ConstBuffer's
 
   std::size_t bytes() const { return count * size_of(dtype); }
   std::span<std::byte> as_bytes() const { return {static_cast<std::byte*>(data), bytes()}; }
-  operator ConstBuffer() const { return {data, count, dtype}; }
+  operator ConstBuffer() const { return {data, count, dtype, device}; }
 };
 
 template <typename T>

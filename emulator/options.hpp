@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "comm/device.hpp"
 #include "emulator/faults.hpp"
 #include "traces/sink.hpp"
 
@@ -96,6 +97,10 @@ struct ClusterOptions {
   /// it). Off: no site anywhere, as before call sites were recorded; bench/site_bench.cpp
   /// compares the two (the cost is not worth measuring).
   bool call_sites = true;
+  /// Every rank's device (comm/device.hpp): `cpu` (tensors in host memory), `cpu-staged`
+  /// (a stand-in device whose tensors the Communicator stages through host buffers), or
+  /// `cuda`. Rank r's device is (kind, r); Communicator::device() tells the rank program.
+  DeviceKind device = DeviceKind::cpu;
   /// Where every operation is recorded; null records nothing and costs nothing.
   std::shared_ptr<TraceSink> trace_sink;
   /// Extra entries for the trace header's `config` (program, arguments, seed, ...).

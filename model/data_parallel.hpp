@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
+#include "model/device.hpp"
 #include "model/layer.hpp"
 
 namespace ranklab {
@@ -14,6 +15,7 @@ namespace ranklab {
 /// Averages `grads` over `dp` in place: Σ over the group, then ÷ group size (a division,
 /// which rounds as torch's grad.div_ does). A group of one sends nothing.
 template <typename Scalar>
-void average_gradients(Communicator& dp, std::vector<LayerGrads<Scalar>>& grads);
+void average_gradients(Communicator& dp, std::vector<LayerGrads<Scalar>>& grads,
+                       const ModelDevice<Scalar>& device = cpu_device<Scalar>());
 
 }  // namespace ranklab

@@ -8,7 +8,8 @@ namespace ranklab {
 
 template <typename Scalar>
 const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Scalar> x,
-                                    StackCache<Scalar>& cache, const StackHooks<Scalar>& hooks) {
+                                    StackCache<Scalar>& cache, const StackHooks<Scalar>& hooks,
+                                    const ModelDevice<Scalar>& device) {
   if (layers.empty()) throw UsageError("dense_forward: the stack has no layers");
   const std::size_t count = layers.size();
   cache.inputs.resize(count);
@@ -18,9 +19,9 @@ const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Sca
     // Layer l writes straight into the slot where backward will look for its output.
     Matrix<Scalar>& y = l + 1 < count ? cache.inputs[l + 1] : cache.output;
     if (hooks.enter_layer) hooks.enter_layer(l);
-    layer_forward<Scalar>(layers[l], cache.inputs[l], cache.layers[l], y);
+    device.layer_forward(layers[l], cache.inputs[l], cache.layers[l], y);
     if (hooks.reduce_output) hooks.reduce_output(y);
-    add_output_bias<Scalar>(layers[l].b2, y);
+    device.add_output_bias(layers[l].b2, y);
     if (l + 1 < count && hooks.gather_input) hooks.gather_input(y);
   }
   return cache.output;
@@ -29,7 +30,7 @@ const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Sca
 template <typename Scalar>
 void dense_backward(LayerSpan<Scalar> layers, StackCache<Scalar>& cache, ConstMatrixRef<Scalar> dy,
                     std::vector<LayerGrads<Scalar>>& grads, MatrixPtr<Scalar> dx, GradMode mode,
-                    const StackHooks<Scalar>& hooks) {
+                    const StackHooks<Scalar>& hooks, const ModelDevice<Scalar>& device) {
   const std::size_t count = layers.size();
   if (count == 0 || cache.layers.size() != count) {
     throw UsageError(
@@ -50,8 +51,8 @@ void dense_backward(LayerSpan<Scalar> layers, StackCache<Scalar>& cache, ConstMa
     if (l + 1 < count && hooks.gather_output_grad) hooks.gather_output_grad(buffers[(l + 1) % 2]);
     const ConstMatrixRef<Scalar> grad_output =
         l + 1 == count ? dy : ConstMatrixRef<Scalar>(buffers[(l + 1) % 2]);
-    layer_backward<Scalar>(layers[l], cache.inputs[l], cache.layers[l], grad_output, grads[l],
-                           grad_input, mode);
+    device.layer_backward(layers[l], cache.inputs[l], cache.layers[l], grad_output, grads[l],
+                          grad_input, mode);
     if (grad_input != nullptr && hooks.reduce_input_grad) hooks.reduce_input_grad(*grad_input);
   }
 }
@@ -122,10 +123,12 @@ DataParallelResult<Scalar> dense_data_parallel(LayerSpan<Scalar> layers, MatrixS
 
 #define RANKLAB_INSTANTIATE_DENSE(Scalar)                                                         \
   template const Matrix<Scalar>& dense_forward<Scalar>(                                           \
-      LayerSpan<Scalar>, ConstMatrixRef<Scalar>, StackCache<Scalar>&, const StackHooks<Scalar>&); \
+      LayerSpan<Scalar>, ConstMatrixRef<Scalar>, StackCache<Scalar>&, const StackHooks<Scalar>&,  \
+      const ModelDevice<Scalar>&);                                                                \
   template void dense_backward<Scalar>(LayerSpan<Scalar>, StackCache<Scalar>&,                    \
                                        ConstMatrixRef<Scalar>, std::vector<LayerGrads<Scalar>>&,  \
-                                       MatrixPtr<Scalar>, GradMode, const StackHooks<Scalar>&);   \
+                                       MatrixPtr<Scalar>, GradMode, const StackHooks<Scalar>&,    \
+                                       const ModelDevice<Scalar>&);                               \
   template void dense_step<Scalar>(LayerSpan<Scalar>, ConstMatrixRef<Scalar>,                     \
                                    ConstMatrixRef<Scalar>, StackCache<Scalar>&,                   \
                                    ReplicaResult<Scalar>&);                                       \

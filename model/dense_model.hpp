@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "model/device.hpp"
 #include "model/layer.hpp"
 
 namespace ranklab {
@@ -59,17 +60,20 @@ struct StackHooks {
 /// Runs x [rows, H] through every layer (b2 included); returns cache.output.
 /// Keeps a copy of x, so the caller's buffer need not outlive backward.
 /// Throws UsageError for an empty stack or a wrong input width.
+/// The layers' math runs on `device` (model/device.hpp), where layers, x and cache live.
 template <typename Scalar>
 const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Scalar> x,
                                     StackCache<Scalar>& cache,
-                                    const StackHooks<Scalar>& hooks = {});
+                                    const StackHooks<Scalar>& hooks = {},
+                                    const ModelDevice<Scalar>& device = cpu_device<Scalar>());
 
 /// Backward through the stack of the last dense_forward for dy = dL/doutput: writes (or
 /// accumulates) one LayerGrads per layer into `grads`, and dL/dx into *dx unless dx is null.
 template <typename Scalar>
 void dense_backward(LayerSpan<Scalar> layers, StackCache<Scalar>& cache, ConstMatrixRef<Scalar> dy,
                     std::vector<LayerGrads<Scalar>>& grads, MatrixPtr<Scalar> dx,
-                    GradMode mode = GradMode::overwrite, const StackHooks<Scalar>& hooks = {});
+                    GradMode mode = GradMode::overwrite, const StackHooks<Scalar>& hooks = {},
+                    const ModelDevice<Scalar>& device = cpu_device<Scalar>());
 
 /// One replica's forward, MSE loss and backward.
 template <typename Scalar>

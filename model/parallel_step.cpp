@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "model/device.hpp"
 #include "model/pipeline_step.hpp"
 #include "model/schedule_builders.hpp"
 #include "traces/error.hpp"
@@ -42,8 +43,25 @@ RankResult<Scalar> run_parallel_rank(Communicator& world, const ParallelConfig& 
                          .layers = stage_layer_indices(problem.shape.layers, config.pp, v, c.p)};
   const Schedule schedule = build_schedule(options.schedule_spec(config.pp));
   const auto d = static_cast<std::size_t>(c.d);
-  pipeline_step<Scalar>(layout, schedule, options.tp_comm, problem.shape.seq, chunks,
-                        problem.inputs[d], problem.targets[d], out);
+  // The rank's device: its shards and its replica's data go there once; its output and
+  // gradients come back once (what --save writes). On cpu nothing moves.
+  const std::unique_ptr<ModelDevice<Scalar>> device = make_model_device<Scalar>(world.device());
+  if (device->memory() == nullptr) {
+    pipeline_step<Scalar>(layout, schedule, options.tp_comm, problem.shape.seq, chunks,
+                          problem.inputs[d], problem.targets[d], out, *device);
+    return out;
+  }
+  std::vector<std::vector<LayerParams<Scalar>>> device_chunks;
+  for (const auto& chunk : chunks) {
+    auto& layers = device_chunks.emplace_back();
+    for (const LayerParams<Scalar>& layer : chunk) layers.push_back(upload(*device, layer));
+  }
+  const Matrix<Scalar> inputs = device->upload(problem.inputs[d]);
+  const Matrix<Scalar> targets = device->upload(problem.targets[d]);
+  pipeline_step<Scalar>(layout, schedule, options.tp_comm, problem.shape.seq, device_chunks,
+                        inputs, targets, out, *device);
+  out.output = device->download(std::move(out.output));
+  for (LayerGrads<Scalar>& grads : out.grads) grads = download(*device, std::move(grads));
   return out;
 }
 

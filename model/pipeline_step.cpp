@@ -21,8 +21,9 @@ class StageRunner {
   StageRunner(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm, std::int64_t seq,
               const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
               ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
-              RankResult<Scalar>& out)
+              RankResult<Scalar>& out, const ModelDevice<Scalar>& device)
       : layout_(layout),
+        device_(device),
         schedule_(schedule),
         spec_(schedule.spec),
         stage_(layout.coords().p),
@@ -44,7 +45,8 @@ class StageRunner {
                       spec_.describe(), layout.config().pp, chunks.size(), inputs.rows()));
     }
     Communicator& tp = layout.tensor_parallel();
-    hooks_ = sp_ ? sequence_parallel_hooks<Scalar>(tp, split_) : tensor_parallel_hooks<Scalar>(tp);
+    hooks_ = sp_ ? sequence_parallel_hooks<Scalar>(tp, split_, device.memory())
+                 : tensor_parallel_hooks<Scalar>(tp, device.memory());
     name_layer_communication();
     const auto slots = static_cast<std::size_t>(spec_.microbatches * spec_.virtual_stages);
     caches_.resize(slots);
@@ -75,7 +77,7 @@ class StageRunner {
     for (std::vector<LayerGrads<Scalar>>& grads : chunk_grads_) {
       for (LayerGrads<Scalar>& g : grads) out_.grads.push_back(std::move(g));
     }
-    average_gradients(layout_.data_parallel(), out_.grads);
+    average_gradients(layout_.data_parallel(), out_.grads, device_);
   }
 
  private:
@@ -136,7 +138,8 @@ class StageRunner {
   // Full rows of a stage-edge tensor: under sp the shard is gathered (into `gathered_`).
   ConstMatrixRef<Scalar> full_rows(const Matrix<Scalar>& edge) {
     if (!sp_) return edge;
-    all_gather_sequence<Scalar>(layout_.tensor_parallel(), split_, edge, gathered_);
+    all_gather_sequence<Scalar>(layout_.tensor_parallel(), split_, edge, gathered_,
+                                device_.memory());
     return gathered_;
   }
 
@@ -164,19 +167,19 @@ class StageRunner {
     StackCache<Scalar>& cache = caches_[slot(m, c)];
     const auto& layers = chunks_[static_cast<std::size_t>(c)];
     if (k == 0) {
-      dense_forward<Scalar>(layers, inputs_.middleRows(m * rows_, rows_), cache, hooks_);
+      dense_forward<Scalar>(layers, inputs_.middleRows(m * rows_, rows_), cache, hooks_, device_);
     } else {
       // With PP = 1 the previous virtual stage is this stage's previous chunk.
       const Matrix<Scalar>& edge =
           spec_.stage_of(k - 1) == stage_ ? caches_[slot(m, c - 1)].output : act_in_[slot(m, c)];
-      dense_forward<Scalar>(layers, full_rows(edge), cache, hooks_);
+      dense_forward<Scalar>(layers, full_rows(edge), cache, hooks_, device_);
     }
     if (k == spec_.virtual_count() - 1) {
       // The model output: micro-batch m's share of the loss, and its output gradient.
       const ConstMatrixRef<Scalar> y = full_rows(cache.output);
       const auto target = targets_.middleRows(m * rows_, rows_);
-      *out_.loss += mse_loss_part<Scalar>(y, target, elements_);
-      mse_loss_grad_part<Scalar>(y, target, grad_in_[slot(m, c)], elements_);
+      *out_.loss += device_.mse_loss_part(y, target, elements_);
+      device_.mse_loss_grad_part(y, target, grad_in_[slot(m, c)], elements_);
       out_.output.middleRows(m * rows_, rows_) = y;
     } else if (c == spec_.virtual_stages - 1) {
       const std::int64_t rows = cache.output.rows();
@@ -198,12 +201,12 @@ class StageRunner {
     auto& grads = chunk_grads_[static_cast<std::size_t>(c)];
     StackCache<Scalar>& cache = caches_[slot(m, c)];
     if (last) {
-      dense_backward<Scalar>(layers, cache, grad_in_[slot(m, c)], grads, dx, mode, hooks_);
+      dense_backward<Scalar>(layers, cache, grad_in_[slot(m, c)], grads, dx, mode, hooks_, device_);
       return;
     }
     const Matrix<Scalar>& edge =
         spec_.stage_of(k + 1) == stage_ ? grad_out_[slot(m, c + 1)] : grad_in_[slot(m, c)];
-    dense_backward<Scalar>(layers, cache, full_rows(edge), grads, dx, mode, hooks_);
+    dense_backward<Scalar>(layers, cache, full_rows(edge), grads, dx, mode, hooks_, device_);
   }
 
   // Posts every transfer, then waits for each in order.
@@ -219,11 +222,11 @@ class StageRunner {
       if (t.send) {
         const Matrix<Scalar>& m =
             t.payload == Payload::activation ? caches_[i].output : grad_out_[i];
-        works_.push_back(pp.isend(span_of(m), t.peer, tag));
+        works_.push_back(pp.isend(device_buffer(m, device_.memory()), t.peer, tag));
       } else {
         Matrix<Scalar>& m = t.payload == Payload::activation ? act_in_[i] : grad_in_[i];
         m.resize(message_rows_, hidden_);
-        works_.push_back(pp.irecv(span_of(m), t.peer, tag));
+        works_.push_back(pp.irecv(device_buffer(m, device_.memory()), t.peer, tag));
       }
     }
     for (std::size_t j = 0; j < works_.size(); ++j) {
@@ -240,6 +243,7 @@ class StageRunner {
   }
 
   ParallelLayout& layout_;
+  const ModelDevice<Scalar>& device_;  // where every tensor below lives
   const Schedule& schedule_;
   const ScheduleSpec& spec_;
   int stage_;
@@ -275,8 +279,8 @@ template <typename Scalar>
 void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm,
                    std::int64_t seq, const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
                    ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
-                   RankResult<Scalar>& out) {
-  StageRunner<Scalar> runner(layout, schedule, tp_comm, seq, chunks, inputs, targets, out);
+                   RankResult<Scalar>& out, const ModelDevice<Scalar>& device) {
+  StageRunner<Scalar> runner(layout, schedule, tp_comm, seq, chunks, inputs, targets, out, device);
   runner.run();
 }
 
@@ -284,7 +288,7 @@ void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_c
   template void pipeline_step<Scalar>(ParallelLayout&, const Schedule&, TpComm, std::int64_t, \
                                       const std::vector<std::vector<LayerParams<Scalar>>>&,   \
                                       ConstMatrixRef<Scalar>, ConstMatrixRef<Scalar>,         \
-                                      RankResult<Scalar>&);
+                                      RankResult<Scalar>&, const ModelDevice<Scalar>&);
 
 RANKLAB_INSTANTIATE_PIPELINE(float)
 RANKLAB_INSTANTIATE_PIPELINE(double)

@@ -20,7 +20,9 @@
 // equal across schedules with the same M (each chunk sees its micro-batches in order).
 // Under sequence parallelism (TpComm::sequence_parallel) activations and gradients cross
 // stages as sequence shards, 1/TP of the rows, and are gathered where full rows are needed.
-// Only the communicator API is used.
+// Only the communicator API is used. Every tensor (chunks, inputs, targets, out) is on
+// `device` (model/device.hpp), whose kernels run the layers and whose memory the
+// communication buffers name.
 #pragma once
 
 #include <vector>
@@ -42,6 +44,7 @@ template <typename Scalar>
 void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm,
                    std::int64_t seq, const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
                    ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
-                   RankResult<Scalar>& out);
+                   RankResult<Scalar>& out,
+                   const ModelDevice<Scalar>& device = cpu_device<Scalar>());
 
 }  // namespace ranklab

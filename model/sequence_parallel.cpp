@@ -5,7 +5,7 @@
 #include <memory>
 #include <utility>
 
-#include "model/span_of.hpp"
+#include "model/device.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -63,34 +63,38 @@ Matrix<Scalar> sequence_shard(ConstMatrixRef<Scalar> full, const SequenceSplit& 
 
 template <typename Scalar>
 void all_gather_sequence(Communicator& tp, const SequenceSplit& split, ConstMatrixRef<Scalar> shard,
-                         Matrix<Scalar>& full) {
+                         Matrix<Scalar>& full, const DeviceMemory* device) {
   if (tp.size() == 1) {
     full = shard;
     return;
   }
   Matrix<Scalar> blocks(shard.rows() * tp.size(), shard.cols());
   const Matrix<Scalar> input = shard;  // contiguous, and `full` may alias `shard`
-  tp.all_gather(span_of(input), span_of(blocks));
+  tp.all_gather(device_buffer(input, device), device_buffer(blocks, device));
   from_rank_major<Scalar>(blocks, split, full);
 }
 
 template <typename Scalar>
-void reduce_scatter_sequence(Communicator& tp, const SequenceSplit& split, Matrix<Scalar>& values) {
+void reduce_scatter_sequence(Communicator& tp, const SequenceSplit& split, Matrix<Scalar>& values,
+                             const DeviceMemory* device) {
   if (tp.size() == 1) return;
   Matrix<Scalar> blocks;
   to_rank_major<Scalar>(values, split, blocks);
   values.resize(split.shard_rows(blocks.rows()), blocks.cols());
-  tp.reduce_scatter(span_of(std::as_const(blocks)), span_of(values), {.op = ReduceOp::sum});
+  const Matrix<Scalar>& input = blocks;
+  tp.reduce_scatter(device_buffer(input, device), device_buffer(values, device),
+                    {.op = ReduceOp::sum});
 }
 
 template <typename Scalar>
-StackHooks<Scalar> sequence_parallel_hooks(Communicator& tp, const SequenceSplit& split) {
+StackHooks<Scalar> sequence_parallel_hooks(Communicator& tp, const SequenceSplit& split,
+                                           const DeviceMemory* device) {
   if (tp.size() == 1) return {};
-  const auto gather = [&tp, split](Matrix<Scalar>& values) {
-    all_gather_sequence<Scalar>(tp, split, values, values);
+  const auto gather = [&tp, split, device](Matrix<Scalar>& values) {
+    all_gather_sequence<Scalar>(tp, split, values, values, device);
   };
-  const auto scatter = [&tp, split](Matrix<Scalar>& values) {
-    reduce_scatter_sequence<Scalar>(tp, split, values);
+  const auto scatter = [&tp, split, device](Matrix<Scalar>& values) {
+    reduce_scatter_sequence<Scalar>(tp, split, values, device);
   };
   return {.reduce_output = scatter,
           .reduce_input_grad = scatter,
@@ -102,10 +106,12 @@ StackHooks<Scalar> sequence_parallel_hooks(Communicator& tp, const SequenceSplit
   template Matrix<Scalar> sequence_shard<Scalar>(ConstMatrixRef<Scalar>, const SequenceSplit&, \
                                                  int);                                         \
   template void all_gather_sequence<Scalar>(Communicator&, const SequenceSplit&,               \
-                                            ConstMatrixRef<Scalar>, Matrix<Scalar>&);          \
+                                            ConstMatrixRef<Scalar>, Matrix<Scalar>&,           \
+                                            const DeviceMemory*);                              \
   template void reduce_scatter_sequence<Scalar>(Communicator&, const SequenceSplit&,           \
-                                                Matrix<Scalar>&);                              \
-  template StackHooks<Scalar> sequence_parallel_hooks<Scalar>(Communicator&, const SequenceSplit&);
+                                                Matrix<Scalar>&, const DeviceMemory*);         \
+  template StackHooks<Scalar> sequence_parallel_hooks<Scalar>(Communicator&, const SequenceSplit&, \
+                                                              const DeviceMemory*);
 
 RANKLAB_INSTANTIATE_SP(float)
 RANKLAB_INSTANTIATE_SP(double)

@@ -42,16 +42,18 @@ Matrix<Scalar> sequence_shard(ConstMatrixRef<Scalar> full, const SequenceSplit& 
 /// be `shard`). A group of one copies.
 template <typename Scalar>
 void all_gather_sequence(Communicator& tp, const SequenceSplit& split, ConstMatrixRef<Scalar> shard,
-                         Matrix<Scalar>& full);
+                         Matrix<Scalar>& full, const DeviceMemory* device = nullptr);
 
 /// reduce_scatter along the sequence over `tp`, in place: each rank's partial sums of full
 /// rows in, the rank's shard of the sums out. A group of one keeps its rows.
 template <typename Scalar>
-void reduce_scatter_sequence(Communicator& tp, const SequenceSplit& split, Matrix<Scalar>& values);
+void reduce_scatter_sequence(Communicator& tp, const SequenceSplit& split, Matrix<Scalar>& values,
+                             const DeviceMemory* device = nullptr);
 
 /// The two regions as StackHooks (reduce_output, reduce_input_grad, gather_input,
 /// gather_output_grad); empty hooks when `tp` has one rank. `tp` must outlive the hooks.
 template <typename Scalar>
-StackHooks<Scalar> sequence_parallel_hooks(Communicator& tp, const SequenceSplit& split);
+StackHooks<Scalar> sequence_parallel_hooks(Communicator& tp, const SequenceSplit& split,
+                                           const DeviceMemory* device = nullptr);
 
 }  // namespace ranklab

@@ -15,11 +15,12 @@ namespace ranklab {
 /// Sums `values` over `group` in place: all_reduce(sum). A group of one rank has nothing
 /// to add, and, as the reference's Gloo wrapper does, sends nothing.
 template <typename Scalar>
-void all_reduce_sum(Communicator& group, Matrix<Scalar>& values);
+void all_reduce_sum(Communicator& group, Matrix<Scalar>& values,
+                    const DeviceMemory* device = nullptr);
 
 /// The copy-to-TP and reduce-from-TP regions over `tp` as StackHooks; empty hooks when
 /// `tp` has one rank. `tp` must outlive the hooks.
 template <typename Scalar>
-StackHooks<Scalar> tensor_parallel_hooks(Communicator& tp);
+StackHooks<Scalar> tensor_parallel_hooks(Communicator& tp, const DeviceMemory* device = nullptr);
 
 }  // namespace ranklab

@@ -39,6 +39,8 @@ const TopologyKey kTopologyKeys[] = {
     {"inter.bandwidth", nullptr, &Topology::inter, &LinkCost::bandwidth, true},
     {"compute.flops_per_second", &Topology::flops_per_second, nullptr, nullptr, true},
     {"compute.layer_seconds", &Topology::layer_seconds, nullptr, nullptr, false},
+    {"pcie.latency", nullptr, &Topology::pcie, &LinkCost::latency, false},
+    {"pcie.bandwidth", nullptr, &Topology::pcie, &LinkCost::bandwidth, true},
 };
 
 [[noreturn]] void topology_error(std::string_view name, std::size_t line,
@@ -253,6 +255,8 @@ double CostModel::collective_seconds(OpKind op, std::span<const int> ranks,
 }
 
 double CostModel::event_seconds(const ComputeItem& item) const {
+  // A staging copy crosses the rank's PCIe link, whatever else the event says.
+  if (item.staging()) return topology_.pcie.transfer_seconds(item.bytes);
   if (item.layer >= 0 && topology_.layer_seconds > 0) {
     return layer_seconds(item.backward() ? 2.0 : 1.0);
   }
@@ -285,6 +289,9 @@ std::string CostModel::describe() const {
   }
   if (t.flops_per_second > 0) text += fmt::format(", {:g} FLOP/s", t.flops_per_second);
   if (t.layer_seconds > 0) text += fmt::format(", {:g} s/layer", t.layer_seconds);
+  if (t.pcie != LinkCost{}) {
+    text += fmt::format(", pcie alpha={:g} s beta={:g} B/s", t.pcie.latency, t.pcie.bandwidth);
+  }
   return text;
 }
 

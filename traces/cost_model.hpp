@@ -1,6 +1,7 @@
 // What communication and computation would cost on a real cluster: the α-β (Hockney)
 // model per link, the usual per-algorithm formulas for collectives, and a FLOP rate or a
-// time per layer for compute. traces/virtual_time.hpp runs a trace against it.
+// time per layer for compute, and a PCIe link for the copies that stage a device's tensors
+// through host memory. traces/virtual_time.hpp runs a trace against it.
 //
 // A message of n bytes between ranks a and b takes α + n/β, with (α, β) the link between
 // them: inside a node or between nodes (ranks r and s share a node when r / ranks_per_node
@@ -56,6 +57,9 @@ struct Topology {
   /// The forward of one layer for one micro-batch, if known: prices every compute event with
   /// a layer (a backward twice), in place of its FLOPs.
   double layer_seconds = 0;
+  /// Between a rank's device and its host memory: prices each staging copy (format 1.3) at
+  /// α + bytes/β. Free unless the topology file sets pcie.latency / pcie.bandwidth.
+  LinkCost pcie;
 
   friend bool operator==(const Topology&, const Topology&) = default;
 };
@@ -90,7 +94,7 @@ class CostModel {
   double collective_seconds(OpKind op, std::span<const int> ranks, std::uint64_t unit_bytes) const;
   /// Computation: seconds as given, plus FLOPs at the FLOP rate (free without one); a layer
   /// pass (a compute event with a layer) costs layer_seconds instead when the model has it,
-  /// twice that for a backward.
+  /// twice that for a backward; a staging copy costs pcie.latency + bytes/pcie.bandwidth.
   double compute_seconds(const ComputeWork& work) const;
   double event_seconds(const ComputeItem& item) const;
   /// Whether FLOPs or layers cost anything (flops= or layer_seconds is set).

@@ -29,6 +29,11 @@ struct MessageId {
 
 inline constexpr std::int64_t kNoTime = -1;  ///< an absent virtual time
 
+/// Which way a staging copy moved a communicated tensor (format 1.3): from the rank's
+/// device into the host buffer the fabric sends from, or from the host buffer it received
+/// into back to the device. FORMAT.md writes them `d2h` and `h2d`.
+enum class StagingCopy { none, to_host, to_device };
+
 /// One compute event (format 1.2): a labelled piece of computation, such as the forward of
 /// layer 3 for micro-batch 2 of chunk 0. `layer`, `microbatch` and `chunk` are -1 where they
 /// do not apply. Its cost is FLOPs (at the cost model's FLOP rate), seconds, or both; a layer
@@ -40,12 +45,19 @@ struct ComputeItem {
   int chunk = -1;
   double flops = 0;
   double seconds = 0;
+  /// A staging copy (format 1.3, collectives/staging.hpp): its direction, its bytes and the
+  /// device copied to or from ("cpu-staged:3"); `none` for computation. A cost model times
+  /// it on its PCIe link (pcie.latency + bytes / pcie.bandwidth).
+  StagingCopy copy = StagingCopy::none;
+  std::uint64_t bytes = 0;
+  std::string device;
   /// Timed traces: when the cost model puts it (kNoTime: not timed).
   std::int64_t vt_start_ns = kNoTime;
   std::int64_t vt_end_ns = kNoTime;
 
   /// Backward passes cost twice their forward when priced per layer (dX and dW).
   bool backward() const { return label == "backward"; }
+  bool staging() const { return copy != StagingCopy::none; }
   friend bool operator==(const ComputeItem&, const ComputeItem&) = default;
 };
 

@@ -99,6 +99,11 @@ void append_compute_item(LineBuilder& line, const ComputeItem& item) {
   if (item.layer >= 0) key("layer"), line.number(item.layer);
   if (item.microbatch >= 0) key("mb"), line.number(item.microbatch);
   if (item.chunk >= 0) key("chunk"), line.number(item.chunk);
+  if (item.staging()) {
+    key("copy"), line.name(item.copy == StagingCopy::to_host ? "d2h" : "h2d");
+    key("bytes"), line.number(item.bytes);
+    if (!item.device.empty()) key("device"), line.raw(quote_json(item.device));
+  }
   if (item.flops != 0) key("flops"), line.real(item.flops);
   if (item.seconds != 0) key("s"), line.real(item.seconds);
   if (item.vt_start_ns != kNoTime) key("vt_start_ns"), line.number(item.vt_start_ns);

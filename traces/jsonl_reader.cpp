@@ -389,6 +389,7 @@ class EventParser {
     index("layer", item.layer);
     index("mb", item.microbatch);
     index("chunk", item.chunk);
+    parse_staging(value, key, item);
     amount(value, key.c_str(), "flops", item.flops);
     amount(value, key.c_str(), "s", item.seconds);
     const auto time = [&](const char* member, std::int64_t& out) {
@@ -402,6 +403,30 @@ class EventParser {
       fail("field '{}.vt_end_ns' must come with an earlier or equal vt_start_ns", key);
     }
     return item;
+  }
+
+  /// A staging copy's members (format 1.3): `copy` "d2h" or "h2d", `bytes`, `device`;
+  /// `bytes` and `device` only with `copy`.
+  template <typename Json>
+  static void parse_staging(const Json& value, const std::string& key, ComputeItem& item) {
+    const Json* copy = find_field(value, "copy");
+    if (copy == nullptr) {
+      if (find_field(value, "bytes") || find_field(value, "device"))
+        fail("field '{}' has 'bytes' or 'device' without 'copy'", key);
+      return;
+    }
+    const std::string_view direction = as_string(*copy, (key + ".copy").c_str());
+    if (direction == "d2h") {
+      item.copy = StagingCopy::to_host;
+    } else if (direction == "h2d") {
+      item.copy = StagingCopy::to_device;
+    } else {
+      fail("field '{}.copy' must be \"d2h\" or \"h2d\", got {}", key, quote_input(direction));
+    }
+    if (const Json* bytes = find_field(value, "bytes"))
+      item.bytes = as_unsigned(*bytes, (key + ".bytes").c_str());
+    if (const Json* device = find_field(value, "device"))
+      item.device = std::string(as_string(*device, (key + ".device").c_str()));
   }
 
   /// `object.member`: optional, a finite number >= 0.

@@ -14,8 +14,19 @@ namespace {
 
 using nlohmann::json;
 
+// The staging copies an event carries (format 1.3), whatever its status: a copy to the
+// host happened before the operation was posted.
+void count_staging(TraceStats& stats, const ComputeWork& work) {
+  for (const ComputeItem& item : work.items) {
+    if (item.copy == StagingCopy::to_host) stats.staged_to_host.add(item.bytes);
+    if (item.copy == StagingCopy::to_device) stats.staged_to_device.add(item.bytes);
+  }
+}
+
 void count_event(TraceStats& stats, const TraceEvent& event, const TraceHeader& header) {
   ++stats.events;
+  count_staging(stats, event.compute);
+  count_staging(stats, event.compute_after);
   if (event.status != OpStatus::completed) {
     ++stats.pending;
     return;
@@ -120,6 +131,12 @@ std::string format_stats(const TraceStats& stats, std::string_view trace_name) {
   for (const auto& [op, traffic] : stats.operations) {
     append_table_row<std::uint64_t>(out, op, {traffic.count, traffic.bytes});
   }
+  if (stats.staged_to_host.count + stats.staged_to_device.count > 0) {
+    out += fmt::format(
+        "\nstaging: {} copies device->host ({} B), {} copies host->device ({} B)\n",
+        stats.staged_to_host.count, stats.staged_to_host.bytes, stats.staged_to_device.count,
+        stats.staged_to_device.bytes);
+  }
   if (stats.matrix.empty()) {
     out += "\nno point-to-point messages\n";
   } else if (stats.world_size <= kDenseMatrixRanks) {
@@ -159,6 +176,10 @@ json stats_to_json(const TraceStats& stats) {
           {"dangling_receives", stats.dangling_receives},
           {"group_kinds", std::move(kinds)},
           {"operations", std::move(operations)},
+          {"staging",
+           {{"d2h", {{"copies", stats.staged_to_host.count}, {"bytes", stats.staged_to_host.bytes}}},
+            {"h2d",
+             {{"copies", stats.staged_to_device.count}, {"bytes", stats.staged_to_device.bytes}}}}},
           {"matrix", std::move(matrix)}};
 }
 

@@ -9,6 +9,7 @@
 //   not in the matrix: a native collective's wire pattern is not recorded. Collectives
 //   run by an algorithm (`--algo ring`) appear as their sends, which the matrix does count.
 // - The group kind is the group name up to its first '[': `tp[0,1]` -> `tp`, `world`.
+// - Staging copies (format 1.3) count once each, with their bytes, per direction.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,10 @@ struct TraceStats {
   std::map<std::string, Traffic> operations;  ///< by op name: calls and their bytes
   /// p2p messages from sender (first) to receiver (second); only pairs that talked.
   std::map<std::pair<int, int>, Traffic> matrix;
+  /// Staging copies (format 1.3) of every rank, device to host and host to device: a
+  /// device's tensors staged through host memory for communication.
+  Traffic staged_to_host;
+  Traffic staged_to_device;
 };
 
 /// Counts a trace's traffic by the rules at the top of this file.

@@ -33,6 +33,7 @@ class MpiBackend final : public Backend {
     return group_->ranks[static_cast<std::size_t>(group_rank)];
   }
   int global_size() const override { return runtime_.world_size(); }
+  DeviceId device() const override { return {options_.device, runtime_.world_rank()}; }
   const std::string& name() const override { return group_->name; }
 
   Work isend(ConstBuffer data, int dst, int tag) override {

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <limits>
 
+#include "comm/device.hpp"
+
 namespace ranklab {
 
 struct MpiOptions {
@@ -23,6 +25,9 @@ struct MpiOptions {
   static constexpr std::size_t kEager = std::numeric_limits<std::size_t>::max();
   /// A wait longer than this throws TimeoutError (0: wait forever).
   std::chrono::milliseconds timeout{0};
+  /// Every process's device (comm/device.hpp; rank r's is (kind, r)): buffers on it are
+  /// staged through host memory by the Communicator, as on the emulator.
+  DeviceKind device = DeviceKind::cpu;
 };
 
 }  // namespace ranklab

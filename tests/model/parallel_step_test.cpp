@@ -10,6 +10,7 @@
 
 #include "model/parallel_check.hpp"
 #include "model/traffic.hpp"
+#include "tests/model/device_test_support.hpp"
 #include "tests/model/model_test_support.hpp"
 #include "tests/model/parallel_test_support.hpp"
 #include "traces/error.hpp"
@@ -31,6 +32,7 @@ struct StepParam {
   std::string policy = "rank-order";
   int threads = 1;
   ModelShape shape = kSmall;
+  DeviceKind device = DeviceKind::cpu;
 
   std::string name() const {
     std::string out =
@@ -38,7 +40,7 @@ struct StepParam {
                     config.dp, config.order == RankOrder::tp_pp_dp ? "seedorder" : "megatron",
                     f64 ? "f64" : "f32", testing::policy_name(policy), threads);
     if (shape == ModelShape{}) out += "_seedshape";
-    return out;
+    return out + "_" + testing::device_test_name(device);
   }
   friend void PrintTo(const StepParam& p, std::ostream* os) { *os << p.name(); }
 };
@@ -48,10 +50,12 @@ class ParallelStepTest : public ::testing::TestWithParam<StepParam> {
   template <typename Scalar>
   void run_and_check() {
     const StepParam& p = GetParam();
+    RANKLAB_SKIP_UNLESS_DEVICE(p.device);
     const ParallelConfig config = mode_config(p.mode, p.config);
     const Problem<Scalar> full = make_problem<Scalar>(p.shape, config.dp, 3);
     const Problem<Scalar> problem = mode_problem(p.mode, config, full);
-    const auto run = run_job<Scalar>(config, problem, {.policy = p.policy, .threads = p.threads});
+    const auto run = run_job<Scalar>(
+        config, problem, {.policy = p.policy, .threads = p.threads, .device = p.device});
     ASSERT_TRUE(testing::run_ok(run.report));
 
     const DenseReference<Scalar> reference = compute_dense_reference(problem);
@@ -74,7 +78,8 @@ class ParallelStepTest : public ::testing::TestWithParam<StepParam> {
 };
 
 //! Every rank's loss, stage output and local gradients match the dense reference within
-//! the dtype's tolerance, and each rank's TP/PP/DP traffic is exactly the seed's.
+//! the dtype's tolerance, and each rank's TP/PP/DP traffic is exactly the seed's, on every
+//! device (cpu-staged stages each message through host buffers: the same traffic).
 TEST_P(ParallelStepTest, MatchesDenseReferenceAndSeedTraffic) {
   if (GetParam().f64) {
     run_and_check<double>();
@@ -104,7 +109,14 @@ std::vector<StepParam> step_params() {
       {ParallelMode::hybrid, {.tp = 2, .pp = 2, .dp = 2}, false, "rank-order", 1, ModelShape{}},
       {ParallelMode::hybrid, {.tp = 2, .pp = 2, .dp = 2}, true, "random:3", 2, ModelShape{}},
   };
-  return out;
+  std::vector<StepParam> on_devices;
+  for (const DeviceKind device : testing::test_devices()) {
+    for (StepParam p : out) {
+      p.device = device;
+      on_devices.push_back(p);
+    }
+  }
+  return on_devices;
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ParallelStepTest, ::testing::ValuesIn(step_params()),

@@ -21,6 +21,7 @@ struct JobOptions {
   Algorithm algorithm = Algorithm::direct;
   std::string send_mode = "rendezvous";
   StepOptions step;
+  DeviceKind device = DeviceKind::cpu;  ///< every rank's (ClusterOptions::device)
 };
 
 /// Every rank's result (by global rank), the trace and the report of one run.
@@ -41,6 +42,7 @@ JobRun<Scalar> run_job(const ParallelConfig& config, const Problem<Scalar>& prob
   options.threads = job.threads;
   options.send_mode = SendMode::parse(job.send_mode);
   options.timeout = std::chrono::milliseconds(20'000);
+  options.device = job.device;
   auto sink = std::make_shared<MemorySink>();
   options.trace_sink = sink;
   JobRun<Scalar> run;

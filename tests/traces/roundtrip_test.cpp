@@ -117,6 +117,33 @@ TEST(RoundTripTest, ComputeEventsRoundTrip) {
   EXPECT_DOUBLE_EQ(back.ranks[0][0].compute.flops, 4096);
 }
 
+//! Staging copies (1.3) are compute events with `copy`, `bytes` and `device`, written after
+//! the pass members, read back equal; a 1.2 trace has none and reads as before.
+TEST(RoundTripTest, StagingCopiesRoundTrip) {
+  Trace trace = sample_trace();
+  TraceEvent& e = trace.ranks[0][0];
+  e.compute.add({.label = "forward", .layer = 0, .flops = 8});
+  e.compute.add({.label = "staging",
+                 .copy = StagingCopy::to_host,
+                 .bytes = 4096,
+                 .device = "cpu-staged:0"});
+  trace.ranks[1].back().compute_after.add(
+      {.label = "staging", .copy = StagingCopy::to_device, .bytes = 16, .device = "cuda:1"});
+  const std::string line = format_event(e, trace.header);
+  EXPECT_NE(line.find(R"({"label":"staging","copy":"d2h","bytes":4096,"device":"cpu-staged:0"}])"),
+            std::string::npos)
+      << line;
+  const Trace back = from_text(to_text(trace));
+  EXPECT_EQ(back, trace);
+  EXPECT_TRUE(back.ranks[0][0].compute.items[1].staging());
+  EXPECT_DOUBLE_EQ(back.ranks[0][0].compute.flops, 8);  // a copy adds no FLOPs
+
+  Trace old = sample_trace();
+  old.header.version = "1.2";
+  old.ranks[0][0].compute.add({.label = "forward", .layer = 0, .flops = 8});
+  EXPECT_EQ(from_text(to_text(old)), old);
+}
+
 //! A 1.1 trace (compute as one amount) still reads, as an unlabelled amount.
 TEST(RoundTripTest, VersionOneOneComputeStillReads) {
   Trace trace = sample_trace();

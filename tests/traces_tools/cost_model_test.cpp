@@ -74,6 +74,32 @@ TEST(CostModelTest, TopologyNodesAndLinks) {
   EXPECT_NE(model.describe().find("4 ranks/node"), std::string::npos) << model.describe();
 }
 
+//! The PCIe link (pcie.latency, pcie.bandwidth) prices staging copies, and only them:
+//! free without it, α + bytes/β with it, whatever FLOP rate or layer time the model has.
+TEST(CostModelTest, PcieTimesStagingCopies) {
+  const ComputeItem copy{.label = "staging", .copy = StagingCopy::to_host, .bytes = 4000};
+  const ComputeItem layer{.label = "forward", .layer = 0, .flops = 2e9};
+  const CostModel free_pcie = CostModel::parse_topology(
+      "intra.latency = 1e-6\nintra.bandwidth = 1e10\ncompute.flops_per_second = 1e12\n", "t.txt");
+  EXPECT_DOUBLE_EQ(free_pcie.event_seconds(copy), 0.0);
+  const CostModel model = CostModel::parse_topology(
+      "intra.latency = 1e-6\nintra.bandwidth = 1e10\ncompute.flops_per_second = 1e12\n"
+      "compute.layer_seconds = 0.5\npcie.latency = 1e-5\npcie.bandwidth = 2e9\n",
+      "t.txt");
+  EXPECT_DOUBLE_EQ(model.event_seconds(copy), 1e-5 + 4000 / 2e9);
+  EXPECT_DOUBLE_EQ(model.event_seconds(layer), 0.5);
+  ComputeWork work;
+  work.add(layer);
+  work.add(copy);
+  EXPECT_DOUBLE_EQ(model.compute_seconds(work), 0.5 + 1e-5 + 4000 / 2e9);
+  EXPECT_NE(model.describe().find("pcie alpha=1e-05 s beta=2e+09 B/s"), std::string::npos)
+      << model.describe();
+  EXPECT_THROW(CostModel::parse_topology("intra.latency = 1\nintra.bandwidth = 1\n"
+                                         "pcie.bandwidth = 0\n",
+                                         "t.txt"),
+               TraceError);
+}
+
 //! Bad topology files and --cost values say what and where.
 TEST(CostModelTest, BadInputSaysWhatAndWhere) {
   const auto topology_error = [](const std::string& text) {

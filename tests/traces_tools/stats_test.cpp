@@ -52,6 +52,29 @@ TEST(StatsTest, CountsByTheRules) {
   EXPECT_EQ(stats.matrix.at({0, 1}), (Traffic{1, 16}));
 }
 
+//! Staging copies (format 1.3) count per direction with their bytes, wherever they sit
+//! (before an operation, after a rank's last, on a pending one); the text and JSON say so.
+TEST(StatsTest, CountsStagedBytes) {
+  Trace trace = sample_trace();
+  EXPECT_EQ(compute_stats(trace).staged_to_host, (Traffic{}));
+  EXPECT_EQ(format_stats(compute_stats(trace), "t").find("staging"), std::string::npos);
+  trace.ranks[0][0].compute.add({.label = "forward", .layer = 0, .flops = 4});
+  trace.ranks[0][0].compute.add({.label = "staging", .copy = StagingCopy::to_host, .bytes = 16});
+  trace.ranks[0][1].compute.add({.label = "staging", .copy = StagingCopy::to_device, .bytes = 16});
+  trace.ranks[1].back().compute_after.add(
+      {.label = "staging", .copy = StagingCopy::to_device, .bytes = 32});
+  const TraceStats stats = compute_stats(trace);
+  EXPECT_EQ(stats.staged_to_host, (Traffic{1, 16}));
+  EXPECT_EQ(stats.staged_to_device, (Traffic{2, 48}));
+  EXPECT_NE(format_stats(stats, "t").find(
+                "staging: 1 copies device->host (16 B), 2 copies host->device (48 B)"),
+            std::string::npos)
+      << format_stats(stats, "t");
+  const nlohmann::json json = stats_to_json(stats);
+  EXPECT_EQ(json["staging"]["d2h"]["bytes"], 16);
+  EXPECT_EQ(json["staging"]["h2d"]["copies"], 2);
+}
+
 //! A receive whose send line is gone is counted as dangling, not guessed at.
 TEST(StatsTest, CountsDanglingReceives) {
   Trace trace = sample_trace();
