@@ -254,8 +254,8 @@ class Importer {
   }
   double amount(std::string_view word, std::string_view what) const {
     const std::optional<double> value = parse_whole<double>(word);
-    if (!value || *value < 0) {
-      fail(fmt::format("{} must be a number >= 0, got {}", what, quote_input(word)));
+    if (!value || !std::isfinite(*value) || *value < 0) {
+      fail(fmt::format("{} must be a finite number >= 0, got {}", what, quote_input(word)));
     }
     return *value;
   }
