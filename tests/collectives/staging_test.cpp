@@ -16,10 +16,13 @@
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "tests/support/cluster_fixture.hpp"
+#include "tests/support/staging_copies.hpp"
 #include "traces/sink.hpp"
 
 namespace ranklab {
 namespace {
+
+using testing::staging_of;
 
 // A device memory that counts its copies and poisons nothing: what the tests check is that
 // the backend only ever sees host buffers and that each direction is crossed once.
@@ -49,18 +52,6 @@ ClusterOptions traced(int world, const std::shared_ptr<MemorySink>& sink) {
   options.world_size = world;
   options.trace_sink = sink;
   return options;
-}
-
-std::vector<ComputeItem> staging_of(const std::vector<TraceEvent>& events) {
-  std::vector<ComputeItem> out;
-  for (const TraceEvent& e : events) {
-    for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
-      for (const ComputeItem& item : work->items) {
-        if (item.staging()) out.push_back(item);
-      }
-    }
-  }
-  return out;
 }
 
 class StagingAlgorithmTest : public ::testing::TestWithParam<Algorithm> {};

@@ -11,9 +11,12 @@
 #include "model/parallel_step.hpp"
 #include "tests/model/device_test_support.hpp"
 #include "tests/model/parallel_test_support.hpp"
+#include "tests/support/staging_copies.hpp"
 
 namespace ranklab {
 namespace {
+
+using testing::staging_of;
 
 using testing::JobOptions;
 using testing::run_job;
@@ -49,19 +52,6 @@ ComputeWork without_staging(const ComputeWork& work) {
     if (!item.staging()) out.add(item);
   }
   if (work.items.empty()) out = work;
-  return out;
-}
-
-// The staging copies of one rank's events.
-std::vector<ComputeItem> staging_of(const std::vector<TraceEvent>& events) {
-  std::vector<ComputeItem> out;
-  for (const TraceEvent& e : events) {
-    for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
-      for (const ComputeItem& item : work->items) {
-        if (item.staging()) out.push_back(item);
-      }
-    }
-  }
   return out;
 }
 
