@@ -28,6 +28,14 @@ constexpr std::uint64_t kWorkerBytes = (8 + 64) << 20;
 
 std::uint64_t page_size() { return static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)); }
 
+// The machine's RAM, looked up once: a run checks it on every start (explore starts
+// thousands of clusters), and sysconf asks the kernel each time.
+std::uint64_t physical_memory() {
+  static const std::uint64_t bytes =
+      static_cast<std::uint64_t>(std::max(::sysconf(_SC_PHYS_PAGES), 0L)) * page_size();
+  return bytes;
+}
+
 // What this process maps now (/proc/self/statm's first field), 0 if unknown.
 std::uint64_t mapped_now() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
@@ -69,19 +77,23 @@ RunMemory estimate_run_memory(int world, std::size_t stack_size, int threads) {
 void check_run_memory(int world, std::size_t stack_size, int threads) {
   const RunMemory need = estimate_run_memory(world, stack_size, threads);
   const std::uint64_t total = need.stacks + need.state + need.workers;
-  const std::uint64_t mapped = mapped_now();
+  rlimit as{};
+  const bool limited = ::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+  // What is mapped already matters only against a limit, or for a run that needs a good
+  // part of the address space: no process maps 3/4 of it (ASan's shadow is about 1/8), so a
+  // smaller run fits without reading /proc (two system calls and a file per cluster start).
+  const bool small = total <= kUserAddressSpace / 4;
+  const std::uint64_t mapped = limited || !small ? mapped_now() : 0;
   std::uint64_t can_map = kUserAddressSpace - std::min(mapped, kUserAddressSpace);
   const char* limit = "the user address space";
-  rlimit as{};
-  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+  if (limited) {
     const std::uint64_t left = as.rlim_cur - std::min<std::uint64_t>(mapped, as.rlim_cur);
     if (left < can_map) {
       can_map = left;
       limit = "its address-space limit (ulimit -v)";
     }
   }
-  const std::uint64_t ram =
-      static_cast<std::uint64_t>(std::max(::sysconf(_SC_PHYS_PAGES), 0L)) * page_size();
+  const std::uint64_t ram = physical_memory();
   const std::string what = fmt::format("world {} with --stack-kib {}", world, stack_size / 1024);
   if (total > can_map) {
     throw UsageError(fmt::format(

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "comm/errors.hpp"
 
@@ -14,6 +16,53 @@ namespace {
 
 // Guard pages split the mapping, one extra kernel mapping per stack.
 constexpr std::size_t kMaxGuardedStacks = 16'384;
+
+// Small arenas are kept for the next run of the same shape instead of unmapped. `ranklab
+// explore` starts thousands of small clusters, one after another on each job: without
+// this, each start maps the arena, splits it with a guard page per stack (one mprotect
+// each) and faults its stacks' pages in afresh, and each end unmaps it. Those calls take the
+// process's address-space lock for writing, which the other jobs' page faults and maps then
+// wait for: a cost that grows with the jobs. Only small mappings are kept (what a kept one
+// has touched stays resident), and a few of them, one per job running at once.
+constexpr std::size_t kKeptBytes = 32u << 20;
+constexpr std::size_t kKeptMappings = 16;
+
+struct KeptMapping {
+  std::byte* base;
+  std::size_t count;
+  std::size_t slot_size;
+  std::size_t guard_size;
+};
+
+std::mutex kept_mutex;
+std::vector<KeptMapping>& kept_mappings() {
+  static std::vector<KeptMapping>* kept = new std::vector<KeptMapping>();  // never destroyed:
+  return *kept;  // arenas may end after static destructors ran
+}
+
+// A kept mapping of exactly this layout (guard pages in place), or nullptr.
+std::byte* take_kept(std::size_t count, std::size_t slot_size, std::size_t guard_size) {
+  const std::lock_guard<std::mutex> lock(kept_mutex);
+  auto& kept = kept_mappings();
+  for (auto it = kept.begin(); it != kept.end(); ++it) {
+    if (it->count == count && it->slot_size == slot_size && it->guard_size == guard_size) {
+      std::byte* base = it->base;
+      kept.erase(it);
+      return base;
+    }
+  }
+  return nullptr;
+}
+
+// Keeps the mapping for a later arena; false if it is too large or enough are kept.
+bool keep(const KeptMapping& mapping) {
+  if (mapping.count * mapping.slot_size > kKeptBytes) return false;
+  const std::lock_guard<std::mutex> lock(kept_mutex);
+  auto& kept = kept_mappings();
+  if (kept.size() >= kKeptMappings) return false;
+  kept.push_back(mapping);
+  return true;
+}
 
 }  // namespace
 
@@ -30,6 +79,10 @@ StackArena::StackArena(std::size_t count, std::size_t stack_size, std::size_t wo
   guard_size_ = guarded ? page : 0;
   slot_size_ = slot_bytes(count, stack_size);
   bytes_ = slot_size_ * count_;
+  if (std::byte* kept = take_kept(count_, slot_size_, guard_size_)) {
+    base_ = kept;
+    return;
+  }
   void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
@@ -43,7 +96,8 @@ StackArena::StackArena(std::size_t count, std::size_t stack_size, std::size_t wo
 }
 
 StackArena::~StackArena() {
-  if (base_ != nullptr) ::munmap(base_, bytes_);
+  if (base_ == nullptr || keep({base_, count_, slot_size_, guard_size_})) return;
+  ::munmap(base_, bytes_);
 }
 
 std::size_t StackArena::slot_of(std::size_t rank) const {

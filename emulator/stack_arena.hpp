@@ -6,6 +6,9 @@
 // side, in one block per worker. Interleaved, two workers page-faulting their new fibers'
 // stacks in would share page-table pages (one covers 2 MiB: eight 256 KiB stacks), and so
 // the kernel's lock on each of them.
+//
+// A small arena's mapping outlives it: the next arena of the same shape takes it over,
+// guard pages and touched stack pages as they are (stack_arena.cpp says why).
 #pragma once
 
 #include <cstddef>

@@ -64,5 +64,32 @@ TEST(StackArenaTest, GuardPagesNameTheirRank) {
   EXPECT_EQ(arena.rank_of_guard(&outside), -1);
 }
 
+// Rank `rank`'s lowest usable stack byte.
+volatile std::byte* bottom_of(StackArena& arena, std::size_t rank) {
+  const boost::context::stack_context sctx = arena.allocator(rank).allocate();
+  return static_cast<std::byte*>(sctx.sp) - sctx.size;
+}
+
+//! An arena of the same shape as one just ended reuses its mapping (explore starts
+//! thousands of small clusters: no map, guard splits and unmap each): what the last one
+//! wrote is still there (a new mapping would read zero), and its guard pages still fault.
+//! An arena of another shape does not get it.
+TEST(StackArenaTest, ReusesASmallMappingOfTheSameShape) {
+  {
+    StackArena arena(5, 16 * 1024, 2);
+    *bottom_of(arena, 3) = std::byte{42};
+  }
+  {
+    StackArena other(6, 16 * 1024, 2);  // another shape: a mapping of its own
+    const std::byte fresh = *bottom_of(other, 3);
+    EXPECT_EQ(fresh, std::byte{0});
+  }
+  StackArena again(5, 16 * 1024, 2);
+  volatile std::byte* bottom = bottom_of(again, 3);
+  const std::byte kept = *bottom;
+  EXPECT_EQ(kept, std::byte{42});
+  EXPECT_DEATH(bottom[-1] = std::byte{1}, "");
+}
+
 }  // namespace
 }  // namespace ranklab::testing
