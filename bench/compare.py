@@ -21,7 +21,8 @@ Sections (--only picks some):
              broadcast and reduce direct vs tree, threads 1 and 2 (emulator_bench, once)
   dense      the dense forward+backward vs Eigen's FLOP rate, default and -march=native
   replay     `ranklab replay` events per second (replay_bench, once)
-  explore    `ranklab explore` schedules per second, where the build has that command
+  explore    `ranklab explore --run` schedules per second of the seed step with --jobs 1 and 2
+             and their ratio (issue 19 §4), where the build has that command
   mpi        the MPI backend (issue 12 §6), 8 processes: all_reduce of 1, 1 Ki and 1 Mi floats
              (mpi_allreduce_bench, --algo mpi and direct) vs the same in-place MPI_Allreduce on
              raw Open MPI (bench/peers/mpi_allreduce.c), and the seed step (mpi_step_bench) vs
@@ -59,6 +60,8 @@ MPI_STEPS = 200  # mpi_step_bench's timed steps per run
 SCALE_WORLDS = [8, 64, 512, 4096]
 SCALE_RANKLAB_ONLY = [65536]
 SCALE_MILLION = 1048576  # threads 1 only: issue 19 §3
+EXPLORE_RUNS = 2000  # schedules per explore run (issue 19 §4)
+EXPLORE_JOBS = [1, 2]
 
 # SMPI's documented speed options (../shared/bench/mpi/README.md): "fast" for 8 ranks, plus
 # log-depth collectives ("fast_tree") at scale.
@@ -278,12 +281,16 @@ class Compare:
         if not re.search(r"^\s+explore\b", run([ranklab, "--help"], 60)["stdout"], re.M):
             self.raw["explore_missing"] = True
             return
-        r = run([ranklab, "explore", "--run", "--runs", "200", "--jobs", "1", "--strategy",
-                 "random"], 600, cwd=self.work)
-        m = re.search(r"([0-9.]+) schedules/s", r["stdout"])
-        r["schedules_per_s"] = float(m.group(1)) if m else None
-        r["stdout"] = r["stdout"][-2000:]
-        self.add("explore/ranklab", r)
+        # One job, then two, in each round: the two see the same load, and each round's
+        # ratio is what the jobs scale by at that moment.
+        for jobs in EXPLORE_JOBS:
+            r = run([ranklab, "explore", "--run", "--runs", str(EXPLORE_RUNS), "--jobs",
+                     str(jobs), "--strategy", "random"], 600, cwd=self.work)
+            m = re.search(r"([0-9.]+) schedules/s", r["stdout"])
+            r["schedules_per_s"] = float(m.group(1)) if m else None
+            r["round"] = round_
+            r["stdout"] = r["stdout"][-2000:]
+            self.add(f"explore/ranklab/j{jobs}", r)
 
     # ------------------------------------------------------------------ driver
     def main(self):
@@ -296,7 +303,8 @@ class Compare:
         if "mpi" in wanted:
             self.build_mpi_peer()
         # Compared sections alternate the sides in each round; the others run once.
-        alternating = [s for s in wanted if s in ("step", "allreduce", "scale", "mpi", "dense")]
+        alternating = [s for s in wanted
+                       if s in ("step", "allreduce", "scale", "mpi", "dense", "explore")]
         once = [s for s in wanted if s not in alternating]
         start = time.monotonic()
         for round_ in range(self.args.rounds):

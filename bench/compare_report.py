@@ -477,15 +477,31 @@ class Report:
             self.out("`ranklab explore` is not in this build: not measured.")
             self.out()
             return
-        runs = self.runs("explore/ranklab")
-        if not runs:
+        one, two = self.runs("explore/ranklab/j1"), self.runs("explore/ranklab/j2")
+        if not one and not two:
             return
-        self.out("### Explore (`ranklab explore --run --runs 200 --jobs 1 --strategy random`)")
+        runs = (one or two)[0]["cmd"].split("--runs ")[1].split()[0]
+        self.out(f"### Explore (`ranklab explore --run --runs {runs} --jobs 1|2 --strategy random`)")
         self.out()
-        self.out(f"Schedules of the seed step per second: "
-                 f"{spread([r.get('schedules_per_s') for r in runs], lambda v: f'{v:.0f}')}; "
-                 f"wall {spread([r['wall_s'] for r in runs])}.")
+        self.out("Schedules of the seed step per second, one job then two in each round (the "
+                 "ratio: each round's two-job rate over its one-job rate):")
         self.out()
+        self.out("| jobs | schedules/s: median (min–max) | wall | CPU user + sys | load at start |")
+        self.out("| ---: | ---: | ---: | ---: | ---: |")
+        rate = lambda v: f"{v:.0f}"  # noqa: E731
+        for jobs, rs in ((1, one), (2, two)):
+            self.out(f"| {jobs} | {spread([r.get('schedules_per_s') for r in rs], rate)} | "
+                     f"{spread([r['wall_s'] for r in rs])} | {spread([r['cpu_s'] for r in rs])} | "
+                     f"{spread([r['load'] for r in rs], lambda v: f'{v:.1f}')} |")
+        by_round = {r.get("round"): r.get("schedules_per_s") for r in one}
+        ratios = [r["schedules_per_s"] / by_round[r.get("round")] for r in two
+                  if r.get("schedules_per_s") and by_round.get(r.get("round"))]
+        self.out()
+        if ratios:
+            self.out(f"Two jobs against one: {spread(ratios, fmt_x)}.")
+            self.out()
+            self.floor("explore --jobs 2 ≥ 1.8× the schedules/s of --jobs 1 (issue 19 §4)",
+                       fmt_x(med(ratios)), med(ratios) >= 1.8)
 
     def floors_table(self):
         self.out(f"### Floors ({self.floors_title})")
