@@ -34,20 +34,24 @@ struct KeptMapping {
   std::size_t guard_size;
 };
 
-std::mutex kept_mutex;
-std::vector<KeptMapping>& kept_mappings() {
-  static std::vector<KeptMapping>* kept = new std::vector<KeptMapping>();  // never destroyed:
-  return *kept;  // arenas may end after static destructors ran
+// Never destroyed: an arena may end after static destructors ran.
+struct Kept {
+  std::mutex mutex;
+  std::vector<KeptMapping> mappings;
+};
+Kept& kept() {
+  static Kept* const instance = new Kept();
+  return *instance;
 }
 
 // A kept mapping of exactly this layout (guard pages in place), or nullptr.
 std::byte* take_kept(std::size_t count, std::size_t slot_size, std::size_t guard_size) {
-  const std::lock_guard<std::mutex> lock(kept_mutex);
-  auto& kept = kept_mappings();
-  for (auto it = kept.begin(); it != kept.end(); ++it) {
+  Kept& k = kept();
+  const std::lock_guard<std::mutex> lock(k.mutex);
+  for (auto it = k.mappings.begin(); it != k.mappings.end(); ++it) {
     if (it->count == count && it->slot_size == slot_size && it->guard_size == guard_size) {
-      std::byte* base = it->base;
-      kept.erase(it);
+      std::byte* const base = it->base;
+      k.mappings.erase(it);
       return base;
     }
   }
@@ -57,10 +61,10 @@ std::byte* take_kept(std::size_t count, std::size_t slot_size, std::size_t guard
 // Keeps the mapping for a later arena; false if it is too large or enough are kept.
 bool keep(const KeptMapping& mapping) {
   if (mapping.count * mapping.slot_size > kKeptBytes) return false;
-  const std::lock_guard<std::mutex> lock(kept_mutex);
-  auto& kept = kept_mappings();
-  if (kept.size() >= kKeptMappings) return false;
-  kept.push_back(mapping);
+  Kept& k = kept();
+  const std::lock_guard<std::mutex> lock(k.mutex);
+  if (k.mappings.size() >= kKeptMappings) return false;
+  k.mappings.push_back(mapping);
   return true;
 }
 
