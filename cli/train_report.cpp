@@ -153,7 +153,7 @@ void print_checks(std::ostream& out, const TrainReport& r) {
       steps ? fmt::format("check against the dense reference at each of the {} steps{} ({}: "
                           "error <= {:.0e} x largest magnitude; gradients, output, loss and "
                           "updated weights); per rank its worst step",
-                          r.spec.training.steps, golden ? " (and step 1 against the golden set)" : "",
+                          r.spec.training.steps, golden ? ", and step 1 against the golden set" : "",
                           r.spec.f64 ? "float64" : "float32", r.tolerance)
             : fmt::format("gradient check against the dense reference{} ({}: error <= {:.0e} x "
                           "largest magnitude; output and loss too)",
