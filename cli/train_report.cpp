@@ -326,9 +326,13 @@ std::string TrainReport::verdict() const {
   const auto off = std::count_if(ranks.begin(), ranks.end(), [&](const RankRow& row) {
     return !row.check || !row.check->ok(tolerance);
   });
+  const auto first_failed = std::find_if(steps.begin(), steps.end(),
+                                         [](const TrainStepRow& step) { return !step.ok; });
   if (off > 0) {
-    failed.push_back(fmt::format("{} of {} differ{} from the dense reference", off,
-                                 plural(ranks.size(), "rank"), off == 1 ? "s" : ""));
+    failed.push_back(fmt::format(
+        "{} of {} differ{} from the dense reference{}", off, plural(ranks.size(), "rank"),
+        off == 1 ? "s" : "",
+        first_failed == steps.end() ? "" : fmt::format(" (from step {})", first_failed->step + 1)));
   }
   if (dense_golden &&
       !(dense_golden->loss.within(tolerance) && dense_golden->output.within(tolerance) &&

@@ -121,6 +121,18 @@ TEST(TrainStepsCliTest, SaveWritesTheLastStep) {
   EXPECT_TRUE(b["ranks"][0]["errors"].contains("golden_grads"));
 }
 
+//! A message corrupted in step 3 fails that step's check, not the two before it: exit 2,
+//! and the result names the step.
+TEST(TrainStepsCliTest, CorruptionFailsItsStep) {
+  const Result r = ranklab({"run", "--steps", "3", "--no-trace", "--fault", "corrupt:0->2#2"});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_EQ(step_losses(r.out).size(), 2U) << r.out;  // steps 1 and 2 read; step 3's is inf
+  EXPECT_NE(r.out.find("  ok\n   2 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  ok\n   3 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  FAIL\n(loss: "), std::string::npos) << r.out;
+  EXPECT_TRUE(has(r, "differ from the dense reference (from step 3)"));
+}
+
 //! Bad values: one line each, exit 1.
 TEST(TrainStepsCliTest, BadStepsAndLearningRates) {
   expect_usage_error(ranklab({"run", "--steps", "0"}), "--steps 0: a run trains at least 1 step");
