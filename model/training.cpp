@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <string>
+#include <string_view>
 
 #include "model/pipeline_step.hpp"
 #include "model/schedule_builders.hpp"
@@ -70,9 +72,10 @@ class RankTrainer {
 
   bool on_host() const { return device_->memory() == nullptr; }
 
-  void step() {
+  // `label_suffix` ends every communication label (", step 3"; empty: the seed's labels).
+  void step(std::string_view label_suffix) {
     pipeline_step<Scalar>(layout_, schedule_, options_.tp_comm, seq_, chunks_, *inputs_,
-                          *targets_, out_, *device_);
+                          *targets_, out_, *device_, label_suffix);
   }
 
   // Every chunk's layers minus lr times their gradients (out_.grads is in chunk order).
@@ -144,8 +147,11 @@ RankResult<Scalar> run_training_rank(Communicator& world, const ParallelConfig& 
   config.validate(problem.shape);
   options.validate(config, problem.shape);
   RankTrainer<Scalar> trainer(world, config, problem, options);
+  std::string suffix;
   for (int step = 0; step < training.steps; ++step) {
-    trainer.step();
+    // A run of many steps names each call's step in traces and reports.
+    if (training.steps > 1) suffix = fmt::format(", step {}", step + 1);
+    trainer.step(suffix);
     if (training.lr) trainer.update(static_cast<Scalar>(*training.lr));
     if (observe) {
       const std::vector<LayerParams<Scalar>> updated =

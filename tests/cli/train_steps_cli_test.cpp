@@ -53,6 +53,7 @@ TEST(TrainStepsCliTest, OneStepIsTheSeedRunByteForByte) {
   EXPECT_EQ(without_time_and_trace(seed.out), without_time_and_trace(one.out));
   EXPECT_EQ(read_file(dir / "seed.jsonl"), read_file(dir / "one.jsonl"));
   EXPECT_EQ(seed.out.find("training: "), std::string::npos);
+  EXPECT_EQ(read_file(dir / "one.jsonl").find(", step 1\""), std::string::npos);
 }
 
 //! N steps: a row per step, each checked, the loss going down, every rank's worst step
@@ -73,6 +74,12 @@ TEST(TrainStepsCliTest, ManyStepsReportEveryStep) {
   for (std::size_t s = 1; s < losses.size(); ++s) EXPECT_LT(losses[s], losses[s - 1]) << s;
   const std::string trace = read_file(dir / "t.jsonl");
   EXPECT_NE(trace.substr(0, trace.find('\n')).find("\"steps\":4"), std::string::npos);
+  // Every operation names its step in its label; one step's labels name none.
+  EXPECT_NE(trace.find("\"label\":\"DP all_reduce of the w1 gradient of local layer 0, step 4\""),
+            std::string::npos);
+  EXPECT_NE(trace.find("\"label\":\"PP send of micro-batch 0 activation, chunk 0, step 1\""),
+            std::string::npos);
+  EXPECT_EQ(read_file(dir / "t.jsonl").find(", step 5\""), std::string::npos);
 }
 
 //! --json: the steps, the learning rate and every step's losses and verdict.
