@@ -7,14 +7,17 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 
 #include "collectives/cluster.hpp"
 #include "comm/errors.hpp"
 #include "model/parallel_step.hpp"
+#include "model/training.hpp"
 #include "traces/output_file.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "cli/schedule_dry_run.hpp"
+#include "cli/train_steps.hpp"
 #include "model/schedule_builders.hpp"
 #include "traces/hash.hpp"
 #include "traces/jsonl.hpp"
@@ -124,14 +127,20 @@ nlohmann::json train_trace_config(const TrainSpec& spec, Algorithm algorithm) {
     config["virtual_stages"] = spec.step.virtual_stages;
     config["tp_comm"] = to_string(spec.step.tp_comm);
   }
+  if (spec.multi_step()) {
+    config["steps"] = spec.training.steps;
+    config["lr"] = *spec.training.lr;
+  }
   return config;
 }
 
 namespace {
 
+// `checks` (null for one step) sees every rank's every step.
 template <typename Scalar>
 ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
-                                  Algorithm algorithm, const Problem<Scalar>& problem) {
+                                  Algorithm algorithm, const Problem<Scalar>& problem,
+                                  TrainingChecks<Scalar>* checks) {
   auto sink = std::make_shared<MemorySink>();
   options.trace_sink = sink;
   options.trace_config = train_trace_config(spec, algorithm);
@@ -144,8 +153,10 @@ ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
   Cluster cluster(std::move(options), algorithm);
   run.report = cluster.run([&](Communicator& world) {
     // Each rank writes only its own slot, so threads never share an element.
+    const StepObserver<Scalar> observe =
+        checks != nullptr ? checks->observer(world.rank()) : StepObserver<Scalar>{};
     run.results[static_cast<std::size_t>(world.rank())] =
-        run_parallel_rank<Scalar>(world, spec.layout, problem, spec.step);
+        run_training_rank<Scalar>(world, spec.layout, problem, spec.step, spec.training, observe);
   });
   run.ms = elapsed_ms(start);
   run.trace = sink->trace();
@@ -154,15 +165,22 @@ ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
 }
 
 // Per rank: the dense reference, and the golden set's gradients where it has this layout.
+// With --steps > 1, `weights` and `reference` are the last step's (the checks of every
+// step came from TrainingChecks), and the golden set, which holds the first step, is
+// compared there.
 template <typename Scalar>
 void fill_checks(TrainReport& report, const JobData<Scalar>& data,
+                 const std::vector<LayerParams<Scalar>>& weights,
                  const DenseReference<Scalar>& reference,
                  const std::vector<RankResult<Scalar>>& results) {
-  const bool compare_golden = data.golden && report.spec.mode == ParallelMode::hybrid;
+  const bool compare_golden =
+      data.golden && report.spec.mode == ParallelMode::hybrid && !report.spec.multi_step();
   for (const RankResult<Scalar>& result : results) {
-    RankCheck check = check_rank(result, report.spec.layout, reference);
-    if (compare_golden) check.golden = compare_rank_with_golden(result, *data.golden);
-    report.ranks[static_cast<std::size_t>(result.rank)].check = check;
+    if (!report.spec.multi_step()) {
+      RankCheck check = check_rank(result, report.spec.layout, reference);
+      if (compare_golden) check.golden = compare_rank_with_golden(result, *data.golden);
+      report.ranks[static_cast<std::size_t>(result.rank)].check = check;
+    }
     if (!result.loss || result.coords.t != 0) continue;
     const auto d = static_cast<std::size_t>(result.coords.d);
     ReplicaLoss loss{.replica = result.coords.d,
@@ -175,10 +193,10 @@ void fill_checks(TrainReport& report, const JobData<Scalar>& data,
   }
   std::sort(report.losses.begin(), report.losses.end(),
             [](const ReplicaLoss& a, const ReplicaLoss& b) { return a.replica < b.replica; });
-  if (data.golden) report.dense_golden = compare_dense_with_golden(reference, *data.golden);
   if (!report.spec.save.empty()) {
-    save_golden(report.spec.save,
-                make_golden_set(data.problem, report.spec.layout, reference, results));
+    Problem<Scalar> saved = data.problem;
+    saved.layers = weights;
+    save_golden(report.spec.save, make_golden_set(saved, report.spec.layout, reference, results));
     report.saved_to = report.spec.save.string();
   }
 }
@@ -225,10 +243,17 @@ void fill_traffic(TrainReport& report, const Trace& trace, bool direct, std::siz
   }
   report.traffic_checked = direct;
   if (!direct) return;
-  const std::string step = report.spec.step.is_seed() ? "the seed's step" : "the step";
+  const std::string step =
+      report.spec.multi_step()
+          ? fmt::format("{} steps", report.spec.training.steps)
+          : (report.spec.step.is_seed() ? "the seed's step" : "the step");
   for (std::size_t rank = 0; rank < counted.size(); ++rank) {
-    const RankTraffic expected = expected_traffic(layout, report.spec.shape, elem_bytes,
-                                                  static_cast<int>(rank), report.spec.step);
+    const RankTraffic one = expected_traffic(layout, report.spec.shape, elem_bytes,
+                                             static_cast<int>(rank), report.spec.step);
+    RankTraffic expected = one;
+    for (int s = 1; s < report.spec.training.steps; ++s) {
+      for (const GroupKind kind : kGroupKinds) expected[kind] += one[kind];
+    }
     for (const GroupKind kind : kGroupKinds) {
       const OpTally got = counted[rank][kind].total();
       const OpTally want = expected[kind].total();
@@ -257,7 +282,7 @@ class PreparedJob final : public TrainJob::Impl {
     dense_ms_ = elapsed_ms(start);
   }
 
-  TrainRun run(ClusterOptions options) const override {
+  TrainRun run(ClusterOptions options, bool progress) const override {
     TrainRun out;
     TrainReport& report = out.report;
     report = TrainReport{.spec = spec_, .ranks = layout_rows(spec_)};
@@ -272,10 +297,15 @@ class PreparedJob final : public TrainJob::Impl {
                                     to_string(options.device));
     }
     const SendMode send_mode = options.send_mode;
+    std::optional<TrainingChecks<Scalar>> checks;
+    if (spec_.multi_step()) {
+      checks.emplace(spec_, data_.problem, data_.golden ? &*data_.golden : nullptr, progress);
+    }
     ClusterRun<Scalar> run =
         mpi_ != nullptr
             ? run_main_job_on_mpi<Scalar>(*mpi_, spec_, algorithm_, data_.problem)
-            : run_on_cluster(spec_, std::move(options), algorithm_, data_.problem);
+            : run_on_cluster(spec_, std::move(options), algorithm_, data_.problem,
+                             checks ? &*checks : nullptr);
     if (!run.has_results) {
       out.run = std::move(run.report);  // an MPI process other than rank 0
       return out;
@@ -292,7 +322,14 @@ class PreparedJob final : public TrainJob::Impl {
     out.run = std::move(run.report);
     if (!out.run.ok()) return out;
     report.dense_ms = dense_ms_;
-    fill_checks(report, data_, reference_, run.results);
+    if (data_.golden) report.dense_golden = compare_dense_with_golden(reference_, *data_.golden);
+    if (checks) {
+      checks->fill(report);
+      report.dense_ms = checks->dense_ms();
+      fill_checks(report, data_, checks->last().weights, checks->last().reference, run.results);
+    } else {
+      fill_checks(report, data_, data_.problem.layers, reference_, run.results);
+    }
     fill_traffic(report, out.trace, algorithm_ == Algorithm::direct, sizeof(Scalar));
     out.results = results_digest(run.results);
     return out;
@@ -325,6 +362,23 @@ void refuse_flags_the_mode_ignores(const TrainFlags& f, ParallelMode mode) {
                                    to_string(mode), flag, flag, *value));
     }
   }
+}
+
+// --steps and --lr: one step keeps the seed's step (no update, so --lr would be ignored).
+TrainingOptions resolve_training(const TrainFlags& f) {
+  const int steps = f.steps.value_or(1);
+  if (steps < 1) {
+    throw UsageError(fmt::format("--steps {}: a run trains at least 1 step", steps));
+  }
+  if (steps == 1) {
+    if (f.lr) throw UsageError("--lr needs --steps > 1 (a single step applies no update)");
+    return {};
+  }
+  const double lr = f.lr.value_or(kDefaultLearningRate);
+  if (!std::isfinite(lr) || lr <= 0.0) {
+    throw UsageError(fmt::format("--lr {}: the learning rate must be positive and finite", lr));
+  }
+  return {.steps = steps, .lr = lr};
 }
 
 }  // namespace
@@ -365,6 +419,7 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
                .virtual_stages = f.virtual_stages.value_or(1),
                .tp_comm = parse_tp_comm(f.tp_comm.value_or("allreduce"))};
   spec.step.validate(spec.layout, spec.shape);
+  spec.training = resolve_training(f);
   return spec;
 }
 
@@ -387,6 +442,14 @@ TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::op
 
 TrainJob::~TrainJob() = default;
 
+void TrainJob::Impl::use_mpi(MpiSession& session) {
+  if (spec_.multi_step()) {
+    throw UsageError(fmt::format("--steps {}: --backend mpi runs a single step (--steps 1)",
+                                 spec_.training.steps));
+  }
+  mpi_ = &session;
+}
+
 int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
                   const CostFlags& cost_flags) {
   // The main job writes its trace unless told not to; an explicit --trace was checked with
@@ -394,7 +457,7 @@ int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::opt
   const bool default_trace = cluster.trace_path.empty() && !cluster.no_trace;
   if (default_trace) require_writable_output(kMainTrace, "the trace");
   const TrainJob job(cluster, flags, world, cost_flags);
-  TrainRun run = job.run(job.options());
+  TrainRun run = job.run(job.options(), /*progress=*/true);
   if (!cluster.no_trace) {
     run.report.trace_path = default_trace ? kMainTrace : cluster.trace_path;
     write_trace_creating_folders(run.report.trace_path, run.trace);

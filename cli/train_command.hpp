@@ -52,9 +52,12 @@ class TrainJob {
   const TrainSpec& spec() const { return impl_->spec(); }
   /// The cluster options the flags give; a caller may change the policy and add a log.
   const ClusterOptions& options() const { return impl_->options(); }
-  /// Runs one step on a fresh cluster and checks it. Writes no file (but --save's).
-  /// Safe to call from several threads at once.
-  TrainRun run(ClusterOptions options) const { return impl_->run(std::move(options)); }
+  /// Runs the job's steps on a fresh cluster and checks them. Writes no file (but --save's).
+  /// Safe to call from several threads at once. `progress`: a long run shows its steps on
+  /// stderr when it is a terminal (traces/progress.hpp); explore, which runs many, does not.
+  TrainRun run(ClusterOptions options, bool progress = false) const {
+    return impl_->run(std::move(options), progress);
+  }
   /// Later runs go to the processes of `session`'s MPI job instead of a cluster (`ranklab run
   /// --backend mpi`): only rank 0's TrainRun holds the report and the trace.
   void use_mpi(MpiSession& session) { impl_->use_mpi(session); }
@@ -64,10 +67,11 @@ class TrainJob {
    public:
     Impl(TrainSpec spec, const ClusterFlags& flags, std::optional<CostModel> cost);
     virtual ~Impl() = default;
-    virtual TrainRun run(ClusterOptions options) const = 0;
+    virtual TrainRun run(ClusterOptions options, bool progress) const = 0;
     const TrainSpec& spec() const { return spec_; }
     const ClusterOptions& options() const { return options_; }
-    void use_mpi(MpiSession& session) { mpi_ = &session; }
+    /// Throws UsageError for --steps > 1 (the MPI processes run one step).
+    void use_mpi(MpiSession& session);
 
    protected:
     MpiSession* mpi_ = nullptr;

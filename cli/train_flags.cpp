@@ -7,6 +7,7 @@
 #include "model/problem.hpp"
 #include "model/schedule.hpp"
 #include "model/step_options.hpp"
+#include "model/training.hpp"
 
 namespace ranklab::cli {
 
@@ -27,6 +28,8 @@ std::string TrainFlags::first_given() const {
                                                 {"--microbatches", microbatches.has_value()},
                                                 {"--virtual-stages", virtual_stages.has_value()},
                                                 {"--tp-comm", tp_comm.has_value()},
+                                                {"--steps", steps.has_value()},
+                                                {"--lr", lr.has_value()},
                                                 {"--init-from", !init_from.empty()},
                                                 {"--save", !save.empty()}};
   for (const auto& [name, is_given] : given) {
@@ -79,6 +82,12 @@ void add_train_flags(CLI::App& run, TrainFlags& f) {
                  "reduce_scatter along the sequence)")
       ->check(parsed_as("{allreduce,sp}", parse_tp_comm))
       ->default_str("allreduce");
+  run.add_option("--steps", f.steps,
+                 "training steps N: each one forward, backward, DP gradient all_reduce, then SGD "
+                 "on every rank's shards; every step checked against the dense reference")
+      ->default_str("1");
+  run.add_option("--lr", f.lr, "SGD learning rate, with --steps > 1")
+      ->default_str(fmt::format("{}", kDefaultLearningRate));
   run.add_option("--init-from", f.init_from,
                  "load weights, inputs and targets (and the layout and shape) from a golden "
                  "directory exported by tests/reference/torch_reference.py");

@@ -31,6 +31,8 @@ struct TrainFlags {
   std::optional<int> microbatches;
   std::optional<int> virtual_stages;
   std::optional<std::string> tp_comm;  ///< allreduce (default) or sp
+  std::optional<int> steps;            ///< training steps (default 1: the seed's single step)
+  std::optional<double> lr;            ///< SGD learning rate (--steps > 1 only)
   std::string init_from;               ///< a golden directory; empty: generated weights and data
   std::string save;                    ///< write the run as a golden directory; empty: do not
   bool json = false;

@@ -110,8 +110,30 @@ void print_pipeline(std::ostream& out, const TrainReport& r) {
   }
 }
 
+// Megatron's iteration log as a table: a line per step, the loss averaged over replicas.
+void print_steps(std::ostream& out, const TrainReport& r) {
+  const TrainingOptions& t = r.spec.training;
+  fmt::print(out,
+             "\ntraining: {} steps of SGD, lr {} (each step: forward, backward, DP all_reduce of "
+             "the gradients, then every rank updates its own shards)\n{:>{}}  {:>12}  {:>12}  "
+             "{:>8}  {:>13}  {}\n",
+             t.steps, *t.lr, "step", std::max<std::size_t>(4, std::to_string(t.steps).size()),
+             "loss", "dense", "|diff|", "max rel error", "check");
+  const std::size_t width = std::max<std::size_t>(4, std::to_string(t.steps).size());
+  for (const TrainStepRow& row : r.steps) {
+    const double loss = TrainStepRow::mean(row.losses);
+    const double dense = TrainStepRow::mean(row.dense);
+    fmt::print(out, "{:>{}}  {:>12.9g}  {:>12.9g}  {:>8.1e}  {:>13.2e}  {}\n", row.step + 1, width,
+               loss, dense, std::abs(loss - dense), row.max_relative, row.ok ? "ok" : "FAIL");
+  }
+  if (r.spec.layout.dp > 1) {
+    fmt::print(out, "(loss: the mean over the {} replicas' losses)\n", r.spec.layout.dp);
+  }
+}
+
 void print_losses(std::ostream& out, const TrainReport& r) {
-  fmt::print(out, "\nloss per replica (last stage)\n");
+  fmt::print(out, "\nloss per replica (last stage{})\n",
+             r.spec.multi_step() ? fmt::format(", step {}", r.spec.training.steps) : "");
   for (const ReplicaLoss& l : r.losses) {
     fmt::print(out, "replica {}: {:.9g}  (dense {:.9g}, |diff| {:.1e}{})\n", l.replica, l.loss,
                l.dense, std::abs(l.loss - l.dense),
@@ -125,25 +147,39 @@ std::string relative_cell(const ErrorStat& stat) {
 
 void print_checks(std::ostream& out, const TrainReport& r) {
   const bool golden = !r.ranks.empty() && r.ranks.front().check && r.ranks.front().check->golden;
+  const bool steps = r.spec.multi_step();
+  // More than one step: each rank's row is its worst step (named), updated weights too.
+  const std::string title =
+      steps ? fmt::format("check against the dense reference at each of the {} steps{} ({}: "
+                          "error <= {:.0e} x largest magnitude; gradients, output, loss and "
+                          "updated weights); per rank its worst step",
+                          r.spec.training.steps, golden ? ", and step 1 against the golden set" : "",
+                          r.spec.f64 ? "float64" : "float32", r.tolerance)
+            : fmt::format("gradient check against the dense reference{} ({}: error <= {:.0e} x "
+                          "largest magnitude; output and loss too)",
+                          golden ? " and the golden set" : "", r.spec.f64 ? "float64" : "float32",
+                          r.tolerance);
   const std::size_t groups_width =
       std::max<std::size_t>(6, std::accumulate(r.ranks.begin(), r.ranks.end(), std::size_t{0},
                                                [](std::size_t w, const RankRow& row) {
                                                  return std::max(w, groups_text(row).size());
                                                }));
+  const auto weights_cell = [steps](const std::string& weights) {
+    return steps ? fmt::format("  {:>11}", weights) : std::string();
+  };
   fmt::print(out,
-             "\ngradient check against the dense reference{} ({}: error <= {:.0e} x largest "
-             "magnitude; output and loss too)\n{:>4}  {:<7}  {:<{}}  {:>12}  {:>12}  {:>10}  "
-             "{:>9}{}  {}\n",
-             golden ? " and the golden set" : "", r.spec.f64 ? "float64" : "float32", r.tolerance,
-             "rank", "(d,p,t)", "groups", groups_width, "grad max abs", "grad max rel",
-             "output rel", "loss rel", golden ? fmt::format("  {:>10}", "golden rel") : "",
-             "check");
+             "\n{}\n{:>4}  {:<7}  {:<{}}{}  {:>12}  {:>12}  {:>10}  {:>9}{}{}  {}\n", title,
+             "rank", "(d,p,t)", "groups", groups_width, steps ? "  step" : "", "grad max abs",
+             "grad max rel", "output rel", "loss rel", weights_cell("weights rel"),
+             golden ? fmt::format("  {:>10}", "golden rel") : "", "check");
   for (const RankRow& row : r.ranks) {
     const RankCheck& c = *row.check;
-    fmt::print(out, "{:>4}  {:<7}  {:<{}}  {:>12.3e}  {:>12.3e}  {:>10}  {:>9}{}  {}\n", row.rank,
-               fmt::format("({},{},{})", row.coords.d, row.coords.p, row.coords.t),
-               groups_text(row), groups_width, c.grads.max_abs, c.grads.relative(),
-               relative_cell(c.output), relative_cell(c.loss),
+    fmt::print(out, "{:>4}  {:<7}  {:<{}}{}  {:>12.3e}  {:>12.3e}  {:>10}  {:>9}{}{}  {}\n",
+               row.rank, fmt::format("({},{},{})", row.coords.d, row.coords.p, row.coords.t),
+               groups_text(row), groups_width,
+               steps ? fmt::format("  {:>4}", row.check_step + 1) : "", c.grads.max_abs,
+               c.grads.relative(), relative_cell(c.output), relative_cell(c.loss),
+               weights_cell(c.weights ? relative_cell(*c.weights) : "-"),
                c.golden ? fmt::format("  {:>10}", relative_cell(*c.golden)) : "",
                c.ok(r.tolerance) ? "ok" : "FAIL");
   }
@@ -220,6 +256,10 @@ Json rank_json(const RankRow& row, double tolerance) {
     j["errors"] = {{"grads", stat_json(c.grads)}, {"output", stat_json(c.output)}};
     if (c.loss.compared) j["errors"]["loss"] = stat_json(c.loss);
     if (c.golden) j["errors"]["golden_grads"] = stat_json(*c.golden);
+    if (c.weights) {
+      j["errors"]["weights"] = stat_json(*c.weights);
+      j["check_step"] = row.check_step + 1;
+    }
   }
   return j;
 }
@@ -248,11 +288,28 @@ Json pipeline_json(const TrainReport& r) {
   return j;
 }
 
+Json training_json(const TrainReport& r) {
+  Json j{{"steps", r.spec.training.steps}, {"lr", *r.spec.training.lr}, {"per_step", Json::array()}};
+  for (const TrainStepRow& row : r.steps) {
+    j["per_step"].push_back(Json{{"step", row.step + 1},
+                                 {"loss", TrainStepRow::mean(row.losses)},
+                                 {"dense", TrainStepRow::mean(row.dense)},
+                                 {"losses", row.losses},
+                                 {"dense_losses", row.dense},
+                                 {"max_relative_error", row.max_relative},
+                                 {"ok", row.ok}});
+  }
+  return j;
+}
+
 }  // namespace
 
 bool TrainReport::checks_ok() const {
   for (const RankRow& row : ranks) {
     if (!row.check || !row.check->ok(tolerance)) return false;
+  }
+  for (const TrainStepRow& step : steps) {
+    if (!step.ok) return false;
   }
   if (dense_golden &&
       !(dense_golden->loss.within(tolerance) && dense_golden->output.within(tolerance) &&
@@ -269,9 +326,13 @@ std::string TrainReport::verdict() const {
   const auto off = std::count_if(ranks.begin(), ranks.end(), [&](const RankRow& row) {
     return !row.check || !row.check->ok(tolerance);
   });
+  const auto first_failed = std::find_if(steps.begin(), steps.end(),
+                                         [](const TrainStepRow& step) { return !step.ok; });
   if (off > 0) {
-    failed.push_back(fmt::format("{} of {} differ{} from the dense reference", off,
-                                 plural(ranks.size(), "rank"), off == 1 ? "s" : ""));
+    failed.push_back(fmt::format(
+        "{} of {} differ{} from the dense reference{}", off, plural(ranks.size(), "rank"),
+        off == 1 ? "s" : "",
+        first_failed == steps.end() ? "" : fmt::format(" (from step {})", first_failed->step + 1)));
   }
   if (dense_golden &&
       !(dense_golden->loss.within(tolerance) && dense_golden->output.within(tolerance) &&
@@ -298,13 +359,16 @@ void print_text(std::ostream& out, const TrainReport& r) {
   print_layout(out, r);
   print_pipeline(out, r);
   if (r.run.ok()) {
+    if (r.spec.multi_step()) print_steps(out, r);
     print_losses(out, r);
     print_checks(out, r);
     print_traffic(out, r);
     fmt::print(out,
-               "\ntime: {:.1f} ms for the run on the cluster (start-up and one step on {} "
+               "\ntime: {:.1f} ms for the run on the cluster (start-up and {} on {} "
                "ranks), {:.1f} ms for the dense reference\n",
-               r.run_ms, r.spec.layout.world_size(), r.dense_ms);
+               r.run_ms,
+               r.spec.multi_step() ? fmt::format("{} steps", r.spec.training.steps) : "one step",
+               r.spec.layout.world_size(), r.dense_ms);
     if (!r.saved_to.empty()) fmt::print(out, "saved: {}\n", r.saved_to);
   } else {
     fmt::print(out, "\n{}\n", render_analysis(r.run.analysis));
@@ -358,6 +422,7 @@ nlohmann::ordered_json to_json(const TrainReport& r) {
         {"total", tally_json(t.total())}};
   }
   j["pipeline"] = pipeline_json(r);
+  if (s.multi_step()) j["training"] = training_json(r);
   j["traffic_checked"] = r.traffic_checked;
   j["traffic_mismatches"] = r.traffic_mismatches;
   if (r.dense_golden) {

@@ -18,6 +18,7 @@
 #include "model/schedule_validator.hpp"
 #include "model/step_options.hpp"
 #include "model/traffic.hpp"
+#include "model/training.hpp"
 
 namespace ranklab::cli {
 
@@ -31,6 +32,10 @@ struct TrainSpec {
   std::filesystem::path init_from;  ///< empty: generated weights and data
   std::filesystem::path save;       ///< empty: nothing saved
   StepOptions step;                 ///< schedule and TP communication (the seed's by default)
+  TrainingOptions training;         ///< steps and SGD (one step without update by default)
+
+  /// Whether the job trains for more than the seed's single step (--steps > 1).
+  bool multi_step() const { return training.steps > 1; }
 };
 
 /// One rank: where it sits and how far its results are from the references.
@@ -39,7 +44,22 @@ struct RankRow {
   Coords coords;
   std::vector<std::int64_t> layers;   ///< the global layers the rank holds
   std::array<std::string, 3> groups;  ///< tp, pp, dp group names
-  std::optional<RankCheck> check;     ///< absent when the run failed
+  std::optional<RankCheck> check;     ///< absent when the run failed; with --steps > 1 the
+                                      ///< step shown in check_step (the first failing one,
+                                      ///< else the one with the largest relative error)
+  int check_step = 0;                 ///< 0-based
+};
+
+/// One step of a run of --steps > 1: its losses beside the dense run's, and its verdict.
+struct TrainStepRow {
+  int step = 0;                 ///< 0-based
+  std::vector<double> losses;   ///< per DP replica, from its last stage
+  std::vector<double> dense;    ///< the dense run's, per replica
+  double max_relative = 0.0;    ///< the largest relative error of any rank's check this step
+  bool ok = true;               ///< every rank within tolerance this step
+
+  /// The mean over replicas of `losses` (or `dense`): the loss a Megatron log line shows.
+  static double mean(const std::vector<double>& values);
 };
 
 /// One DP replica's loss from its last stage, beside the dense loss and the golden set's
@@ -68,12 +88,13 @@ struct TrainReport {
   std::array<KindTraffic, 3> traffic;  ///< summed over ranks, by GroupKind
   std::array<std::size_t, 3> group_counts{};
   PipelineReport pipeline;
+  std::vector<TrainStepRow> steps;  ///< --steps > 1 only: every step, in order
   bool traffic_checked = false;                 ///< only direct collectives have known counts
   std::vector<std::string> traffic_mismatches;  ///< ranks whose traffic differs from the step's
   std::optional<DenseGoldenCheck> dense_golden;
   double tolerance = 0.0;
-  double run_ms = 0.0;    ///< the cluster run: start-up, one step on every rank, shut-down
-  double dense_ms = 0.0;  ///< the dense reference on one thread
+  double run_ms = 0.0;    ///< the cluster run: start-up, every step on every rank, shut-down
+  double dense_ms = 0.0;  ///< the dense reference on one thread (every step)
   RunReport run;  ///< the cluster run's: status, summary, culprit, analysis, faults
   std::string trace_path;
   std::string saved_to;

@@ -4,6 +4,7 @@
 // trace then shows exactly the reference's 4·(layers on the rank) all_reduces.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "collectives/communicator.hpp"
@@ -13,9 +14,11 @@
 namespace ranklab {
 
 /// Averages `grads` over `dp` in place: Σ over the group, then ÷ group size (a division,
-/// which rounds as torch's grad.div_ does). A group of one sends nothing.
+/// which rounds as torch's grad.div_ does). A group of one sends nothing. `label_suffix`
+/// ends each call's label (", step 3" in a run of many steps).
 template <typename Scalar>
 void average_gradients(Communicator& dp, std::vector<LayerGrads<Scalar>>& grads,
-                       const ModelDevice<Scalar>& device = cpu_device<Scalar>());
+                       const ModelDevice<Scalar>& device = cpu_device<Scalar>(),
+                       std::string_view label_suffix = {});
 
 }  // namespace ranklab

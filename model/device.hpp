@@ -48,6 +48,9 @@ class ModelDevice {
                                   Matrix<Scalar>& dy, std::int64_t elements) const = 0;
   /// values /= divisor, elementwise (the DP average).
   virtual void divide(std::span<Scalar> values, Scalar divisor) const = 0;
+  /// params -= lr * grads, elementwise (SGD, model/training.hpp).
+  virtual void sgd_update(std::span<Scalar> params, std::span<const Scalar> grads,
+                          Scalar lr) const = 0;
 
   /// Host -> device: the device's copy of `host` (for cpu, `host` itself).
   virtual Matrix<Scalar> upload(Matrix<Scalar> host) const = 0;

@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 
 #include "model/device.hpp"
+#include "model/training.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -48,6 +49,10 @@ class CpuDevice final : public ModelDevice<Scalar> {
   }
   void divide(std::span<Scalar> values, Scalar divisor) const override {
     Eigen::Map<Vector<Scalar>>(values.data(), static_cast<Eigen::Index>(values.size())) /= divisor;
+  }
+  void sgd_update(std::span<Scalar> params, std::span<const Scalar> grads,
+                  Scalar lr) const override {
+    ranklab::sgd_update<Scalar>(params, grads, lr);
   }
 
   Matrix<Scalar> upload(Matrix<Scalar> host) const override { return cross(std::move(host), true); }

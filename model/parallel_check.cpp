@@ -31,17 +31,19 @@ void ErrorStat::merge(const ErrorStat& other) {
 
 double RankCheck::max_abs() const {
   double out = std::max({loss.max_abs, output.max_abs, grads.max_abs});
-  return golden ? std::max(out, golden->max_abs) : out;
+  if (golden) out = std::max(out, golden->max_abs);
+  return weights ? std::max(out, weights->max_abs) : out;
 }
 
 double RankCheck::max_relative() const {
   double out = std::max({loss.relative(), output.relative(), grads.relative()});
-  return golden ? std::max(out, golden->relative()) : out;
+  if (golden) out = std::max(out, golden->relative());
+  return weights ? std::max(out, weights->relative()) : out;
 }
 
 bool RankCheck::ok(double tolerance) const {
   return loss.within(tolerance) && output.within(tolerance) && grads.within(tolerance) &&
-         (!golden || golden->within(tolerance));
+         (!golden || golden->within(tolerance)) && (!weights || weights->within(tolerance));
 }
 
 template <typename Scalar>

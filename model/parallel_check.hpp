@@ -68,6 +68,8 @@ struct RankCheck {
                      ///< (its sequence shard under sp)
   ErrorStat grads;   ///< every local gradient against the sliced, DP-averaged dense one
   std::optional<ErrorStat> golden;  ///< the local gradients against the golden set's
+  std::optional<ErrorStat> weights;  ///< the shards after an SGD update against the dense
+                                     ///< reference's (model/dense_training.hpp)
 
   /// The largest absolute / relative error of the groups above.
   double max_abs() const;

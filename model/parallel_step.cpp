@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "model/device.hpp"
-#include "model/pipeline_step.hpp"
-#include "model/schedule_builders.hpp"
+#include "model/training.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -25,44 +23,11 @@ std::vector<std::vector<LayerParams<Scalar>>> shard_stage(LayerSpan<Scalar> full
   return chunks;
 }
 
+// One step, no update: the training loop's first step is the seed's step, call for call.
 template <typename Scalar>
 RankResult<Scalar> run_parallel_rank(Communicator& world, const ParallelConfig& config,
                                      const Problem<Scalar>& problem, const StepOptions& options) {
-  config.validate(problem.shape);
-  options.validate(config, problem.shape);
-  ParallelLayout layout(world, config);
-  const Coords& c = layout.coords();
-  if (c.d >= problem.replicas()) {
-    throw UsageError(fmt::format("rank {} is DP replica {}, the problem has {} replicas",
-                                 layout.rank(), c.d, problem.replicas()));
-  }
-  const int v = options.virtual_stages;
-  const auto chunks = shard_stage<Scalar>(problem.layers, config, v, c);
-  RankResult<Scalar> out{.rank = layout.rank(),
-                         .coords = c,
-                         .layers = stage_layer_indices(problem.shape.layers, config.pp, v, c.p)};
-  const Schedule schedule = build_schedule(options.schedule_spec(config.pp));
-  const auto d = static_cast<std::size_t>(c.d);
-  // The rank's device: its shards and its replica's data go there once; its output and
-  // gradients come back once (what --save writes). On cpu nothing moves.
-  const std::unique_ptr<ModelDevice<Scalar>> device = make_model_device<Scalar>(world.device());
-  if (device->memory() == nullptr) {
-    pipeline_step<Scalar>(layout, schedule, options.tp_comm, problem.shape.seq, chunks,
-                          problem.inputs[d], problem.targets[d], out, *device);
-    return out;
-  }
-  std::vector<std::vector<LayerParams<Scalar>>> device_chunks;
-  for (const auto& chunk : chunks) {
-    auto& layers = device_chunks.emplace_back();
-    for (const LayerParams<Scalar>& layer : chunk) layers.push_back(upload(*device, layer));
-  }
-  const Matrix<Scalar> inputs = device->upload(problem.inputs[d]);
-  const Matrix<Scalar> targets = device->upload(problem.targets[d]);
-  pipeline_step<Scalar>(layout, schedule, options.tp_comm, problem.shape.seq, device_chunks,
-                        inputs, targets, out, *device);
-  out.output = device->download(std::move(out.output));
-  for (LayerGrads<Scalar>& grads : out.grads) grads = download(*device, std::move(grads));
-  return out;
+  return run_training_rank<Scalar>(world, config, problem, options, TrainingOptions{});
 }
 
 #define RANKLAB_INSTANTIATE_STEP(Scalar)                                      \

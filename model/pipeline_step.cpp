@@ -21,7 +21,7 @@ class StageRunner {
   StageRunner(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm, std::int64_t seq,
               const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
               ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
-              RankResult<Scalar>& out, const ModelDevice<Scalar>& device)
+              RankResult<Scalar>& out, const ModelDevice<Scalar>& device, std::string_view label_suffix)
       : layout_(layout),
         device_(device),
         schedule_(schedule),
@@ -36,7 +36,7 @@ class StageRunner {
         rows_(inputs.rows() / spec_.microbatches),
         message_rows_(sp_ ? split_.shard_rows(rows_) : rows_),
         hidden_(inputs.cols()),
-        elements_(inputs.rows() * inputs.cols()) {
+        elements_(inputs.rows() * inputs.cols()), suffix_(label_suffix) {
     if (spec_.pp != layout.config().pp ||
         chunks.size() != static_cast<std::size_t>(spec_.virtual_stages) ||
         inputs.rows() % spec_.microbatches != 0) {
@@ -77,7 +77,7 @@ class StageRunner {
     for (std::vector<LayerGrads<Scalar>>& grads : chunk_grads_) {
       for (LayerGrads<Scalar>& g : grads) out_.grads.push_back(std::move(g));
     }
-    average_gradients(layout_.data_parallel(), out_.grads, device_);
+    average_gradients(layout_.data_parallel(), out_.grads, device_, suffix_);
   }
 
  private:
@@ -117,7 +117,7 @@ class StageRunner {
     if (!hook) return;
     hook = [this, inner = std::move(hook), what, pass](Matrix<Scalar>& values) {
       const auto scope = layout_.tensor_parallel().annotate(
-          fmt::format("{} of layer {} {}, micro-batch {}", what, layer_, pass, microbatch_));
+          fmt::format("{} of layer {} {}, micro-batch {}{}", what, layer_, pass, microbatch_, suffix_));
       inner(values);
     };
   }
@@ -162,7 +162,7 @@ class StageRunner {
   void forward(int m, int c) {
     enter_pass(PassKind::forward, m, c);
     const auto scope = layout_.pipeline_parallel().annotate(
-        fmt::format("forward of micro-batch {} chunk {}", m, c));
+        fmt::format("forward of micro-batch {} chunk {}{}", m, c, suffix_));
     const int k = spec_.virtual_stage(stage_, c);
     StackCache<Scalar>& cache = caches_[slot(m, c)];
     const auto& layers = chunks_[static_cast<std::size_t>(c)];
@@ -190,7 +190,7 @@ class StageRunner {
   void backward(int m, int c) {
     enter_pass(PassKind::backward, m, c);
     const auto scope = layout_.pipeline_parallel().annotate(
-        fmt::format("backward of micro-batch {} chunk {}", m, c));
+        fmt::format("backward of micro-batch {} chunk {}{}", m, c, suffix_));
     const int k = spec_.virtual_stage(stage_, c);
     const bool last = k == spec_.virtual_count() - 1;
     Matrix<Scalar>* dx = k == 0 ? nullptr : &grad_out_[slot(m, c)];
@@ -217,8 +217,8 @@ class StageRunner {
       const std::size_t i = slot(t.microbatch, t.chunk);
       const int tag = tag_of(t.payload);
       const auto scope = pp.annotate(fmt::format(
-          "PP {} of micro-batch {} {}, chunk {}", t.send ? "send" : "recv", t.microbatch,
-          t.payload == Payload::activation ? "activation" : "gradient", t.chunk));
+          "PP {} of micro-batch {} {}, chunk {}{}", t.send ? "send" : "recv", t.microbatch,
+          t.payload == Payload::activation ? "activation" : "gradient", t.chunk, suffix_));
       if (t.send) {
         const Matrix<Scalar>& m =
             t.payload == Payload::activation ? caches_[i].output : grad_out_[i];
@@ -257,6 +257,7 @@ class StageRunner {
   std::int64_t message_rows_;  // rows of a message between stages (a shard under sp)
   std::int64_t hidden_;
   std::int64_t elements_;  // of the whole batch: the loss's denominator
+  std::string_view suffix_;  // ends every label (", step 3" in a run of many steps)
   StackHooks<Scalar> hooks_;
   PassKind pass_ = PassKind::forward;  // of the pass now running (labels, compute events)
   int microbatch_ = 0;
@@ -279,8 +280,10 @@ template <typename Scalar>
 void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm,
                    std::int64_t seq, const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
                    ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
-                   RankResult<Scalar>& out, const ModelDevice<Scalar>& device) {
-  StageRunner<Scalar> runner(layout, schedule, tp_comm, seq, chunks, inputs, targets, out, device);
+                   RankResult<Scalar>& out, const ModelDevice<Scalar>& device,
+                   std::string_view label_suffix) {
+  StageRunner<Scalar> runner(layout, schedule, tp_comm, seq, chunks, inputs, targets, out, device,
+                             label_suffix);
   runner.run();
 }
 
@@ -288,7 +291,8 @@ void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_c
   template void pipeline_step<Scalar>(ParallelLayout&, const Schedule&, TpComm, std::int64_t, \
                                       const std::vector<std::vector<LayerParams<Scalar>>>&,   \
                                       ConstMatrixRef<Scalar>, ConstMatrixRef<Scalar>,         \
-                                      RankResult<Scalar>&, const ModelDevice<Scalar>&);
+                                      RankResult<Scalar>&, const ModelDevice<Scalar>&,        \
+                                      std::string_view);
 
 RANKLAB_INSTANTIATE_PIPELINE(float)
 RANKLAB_INSTANTIATE_PIPELINE(double)

@@ -25,6 +25,7 @@
 // communication buffers name.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "model/parallel_step.hpp"
@@ -39,12 +40,14 @@ namespace ranklab {
 /// last chunk's output; for the last stage the model output; under sp before the last
 /// stage the rank's sequence shard), out.loss (last stage) and out.grads (every layer of
 /// every chunk, DP-averaged). Blocking; throws what the communicator throws, and
-/// UsageError for a message of the wrong size.
+/// UsageError for a message of the wrong size. `label_suffix` ends the label of every
+/// communication call (", step 3": model/training.hpp), empty for the seed's labels.
 template <typename Scalar>
 void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm,
                    std::int64_t seq, const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
                    ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
                    RankResult<Scalar>& out,
-                   const ModelDevice<Scalar>& device = cpu_device<Scalar>());
+                   const ModelDevice<Scalar>& device = cpu_device<Scalar>(),
+                   std::string_view label_suffix = {});
 
 }  // namespace ranklab

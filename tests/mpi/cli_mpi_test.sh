@@ -58,6 +58,13 @@ err=$(timeout 60 "$mpirun_sh" "$mpiexec" 4 "$ranklab" run --backend mpi 2>&1 >/d
       grep -c "^ranklab: error: mpirun -np 4 does not match the layout: TP2 PP2 DP2")
 [ "$err" = 1 ] || fail "-np 4: $err error lines, expected 1"
 
+# --steps > 1: the MPI processes run a single step; one line from rank 0, exit 1.
+mpi 8 --steps 3
+expect_code 1 "--steps 3"
+err=$(timeout 60 "$mpirun_sh" "$mpiexec" 8 "$ranklab" run --backend mpi --steps 3 2>&1 >/dev/null |
+      grep -c "^ranklab: error: --steps 3: --backend mpi runs a single step")
+[ "$err" = 1 ] || fail "--steps 3: $err error lines, expected 1"
+
 # Hangs: --timeout-ms turns them into exit 3 and a trace; its replay names the emulator's
 # culprit, and the trace is the emulator's own.
 for scenario in send-send:2 missing-barrier:4 tag-mismatch:4 pp-both-send:4 opposite-group-order:4; do

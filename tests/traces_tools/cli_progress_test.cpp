@@ -70,6 +70,18 @@ TEST(CliProgressTest, DrawnOnATerminal) {
   EXPECT_NE(replaying.find(" operations), "), std::string::npos) << replaying;
 }
 
+//! A training run of many steps counts its steps (RANKLAB_PROGRESS_DELAY_MS=0 stands for
+//! a run of more than two seconds), and erases the line before its report.
+TEST(CliProgressTest, TrainingStepsOnATerminal) {
+  const std::string training = stderr_on_terminal({"run", "--steps", "20", "--no-trace"});
+  EXPECT_NE(training.find("\rtraining: "), std::string::npos) << training;
+  EXPECT_NE(training.find(" of 20 steps), "), std::string::npos) << training;
+  EXPECT_NE(training.rfind("\r\033[K"), std::string::npos) << training;
+  // One step is not a long run: no progress at all.
+  const std::string one = stderr_on_terminal({"run", "--no-trace"});
+  EXPECT_EQ(one.find("training: "), std::string::npos) << one;
+}
+
 //! In a file or a pipe: nothing of it, whatever the delay.
 TEST(CliProgressTest, NeverInAPipeOrAFile) {
   const std::string trace = shell_quoted(examples_dir() / "seed_step_w8.jsonl");
@@ -85,6 +97,14 @@ TEST(CliProgressTest, NeverInAPipeOrAFile) {
     }
     EXPECT_FALSE(in_file.out.empty()) << args;  // the report itself is there
   }
+  const std::string training = ranklab + "run --steps 20 --no-trace";
+  const auto in_file = tools_testing::run_command(training);
+  const auto in_pipe = tools_testing::run_command(training + " 2>&1 | cat");
+  for (const std::string& err : {in_file.err, in_pipe.out}) {
+    EXPECT_EQ(err.find('\r'), std::string::npos) << err;
+    EXPECT_EQ(err.find("steps), "), std::string::npos) << err;
+  }
+  EXPECT_NE(in_file.out.find("training: 20 steps of SGD"), std::string::npos) << in_file.out;
 }
 
 }  // namespace

@@ -1,0 +1,103 @@
+#include "cli/train_steps.hpp"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "model/run_golden.hpp"
+
+namespace ranklab::cli {
+
+double TrainStepRow::mean(const std::vector<double>& values) {
+  if (values.empty()) return 0.0;
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+template <typename Scalar>
+TrainingChecks<Scalar>::TrainingChecks(const TrainSpec& spec, const Problem<Scalar>& problem,
+                                       const GoldenSet<Scalar>* golden, bool progress)
+    : spec_(spec),
+      golden_(spec.mode == ParallelMode::hybrid ? golden : nullptr),
+      tolerance_(relative_tolerance<Scalar>()),
+      trajectory_(problem, spec.training.lr.value_or(0.0), spec.layout.world_size()),
+      ranks_(static_cast<std::size_t>(spec.layout.world_size())) {
+  for (RankRecord& rank : ranks_) rank.steps.resize(static_cast<std::size_t>(spec.training.steps));
+  if (progress) {
+    progress_.emplace("training", static_cast<std::uint64_t>(spec.training.steps),
+                      Progress::Unit::items, "steps");
+  }
+}
+
+template <typename Scalar>
+StepObserver<Scalar> TrainingChecks<Scalar>::observer(int rank) {
+  return [this, rank](int step, const RankResult<Scalar>& result,
+                      const std::vector<LayerParams<Scalar>>& updated) {
+    record(rank, step, result, updated);
+  };
+}
+
+template <typename Scalar>
+void TrainingChecks<Scalar>::record(int rank, int step, const RankResult<Scalar>& result,
+                                    const std::vector<LayerParams<Scalar>>& updated) {
+  const std::shared_ptr<const DenseTrainingStep<Scalar>> dense = trajectory_.at(step);
+  RankCheck check = check_rank(result, spec_.layout, dense->reference);
+  check.weights = check_updated_weights(updated, result, spec_.layout, dense->updated);
+  RankRecord& record = ranks_[static_cast<std::size_t>(rank)];
+  // The golden set's gradients are those of the weights it holds: the first step's.
+  if (step == 0 && golden_ != nullptr) {
+    record.golden = compare_rank_with_golden(result, *golden_);
+    check.golden = record.golden;
+  }
+  StepRecord& row = record.steps[static_cast<std::size_t>(step)];
+  row.max_relative = check.max_relative();
+  row.ok = check.ok(tolerance_);
+  if (result.loss && result.coords.t == 0) {
+    row.loss = static_cast<double>(*result.loss);
+    row.dense = static_cast<double>(
+        dense->reference.result.replicas[static_cast<std::size_t>(result.coords.d)].loss);
+  }
+  // The step a rank's row shows: its first failure, else its largest error.
+  const bool keep = record.shown && (!record.shown->ok(tolerance_) ||
+                                     (row.ok && row.max_relative <= record.shown->max_relative()));
+  if (!keep) {
+    record.shown = std::move(check);
+    record.shown_step = step;
+  }
+  if (step + 1 == spec_.training.steps && rank == 0) last_ = dense;
+  if (rank == 0 && progress_) progress_->update_now(static_cast<std::uint64_t>(step) + 1);
+}
+
+template <typename Scalar>
+void TrainingChecks<Scalar>::fill(TrainReport& report) {
+  if (progress_) progress_->finish();
+  report.steps.assign(static_cast<std::size_t>(spec_.training.steps), {});
+  const int replicas = spec_.layout.dp;
+  for (std::size_t s = 0; s < report.steps.size(); ++s) {
+    TrainStepRow& row = report.steps[s];
+    row.step = static_cast<int>(s);
+    row.losses.assign(static_cast<std::size_t>(replicas), 0.0);
+    row.dense.assign(static_cast<std::size_t>(replicas), 0.0);
+  }
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    const RankRecord& record = ranks_[r];
+    report.ranks[r].check = record.shown;
+    if (record.shown) report.ranks[r].check->golden = record.golden;
+    report.ranks[r].check_step = record.shown_step;
+    const auto d = static_cast<std::size_t>(report.ranks[r].coords.d);
+    for (std::size_t s = 0; s < record.steps.size(); ++s) {
+      const StepRecord& step = record.steps[s];
+      TrainStepRow& row = report.steps[s];
+      row.max_relative = std::max(row.max_relative, step.max_relative);
+      row.ok = row.ok && step.ok;
+      if (step.loss) {
+        row.losses[d] = *step.loss;
+        row.dense[d] = step.dense;
+      }
+    }
+  }
+}
+
+template class TrainingChecks<float>;
+template class TrainingChecks<double>;
+
+}  // namespace ranklab::cli
