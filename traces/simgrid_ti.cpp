@@ -553,9 +553,9 @@ class Importer {
   /// The arguments an action needs: `fixed` ones and `per_rank` more for every rank of the
   /// world, laid out as `usage` says (what the error shows when some are missing).
   struct Arity {
-    std::size_t fixed = 0;
-    std::size_t per_rank = 0;
-    std::string_view usage;
+    std::size_t fixed;
+    std::size_t per_rank;
+    std::string_view usage;  ///< empty: none needed
   };
 
   /// One action of TI: its name (lowercase, a nonblocking collective's without its `i`),
@@ -567,72 +567,20 @@ class Importer {
     Refusal refuses = nullptr;
   };
 
+  /// send, recv and their kinds (ssend, ibsend, irecv, ...): each entry says how it completes.
   template <bool kSend, Completion kCompletion>
   void p2p(int rank, const Words& w) {
     point_to_point(rank, w, kSend, kCompletion);
   }
 
+  static constexpr Arity kNoArguments{0, 0, {}};
+  static constexpr Arity kSendArguments{3, 0, "DST TAG COUNT [DTYPE]"};
+  static constexpr Arity kRecvArguments{3, 0, "SRC TAG COUNT [DTYPE]"};
+  static constexpr Arity kRootedArguments{2, 0, "SENDCOUNT RECVCOUNT [ROOT [DT1 [DT2]]]"};
+  /// Every action, by name (defined after the class: it names the handlers below).
+  static const Action kActions[];
   /// The action named `name`, or nullptr.
-  static const Action* find_action(std::string_view name) {
-    using C = Completion;
-    using I = Importer;
-    static constexpr Arity kNone{};
-    static constexpr Arity kSendArgs{3, 0, "DST TAG COUNT [DTYPE]"};
-    static constexpr Arity kRecvArgs{3, 0, "SRC TAG COUNT [DTYPE]"};
-    static constexpr Arity kRooted{2, 0, "SENDCOUNT RECVCOUNT [ROOT [DT1 [DT2]]]"};
-    static constexpr Action kActions[] = {
-        {"init", kNone, &I::init},
-        {"finalize", kNone, &I::finalize},
-        {"test", kNone, &I::test},
-        {"testall", kNone, &I::test},
-        {"testany", kNone, &I::test},
-        {"testsome", kNone, &I::test},
-        {"waitany", kNone, &I::wait_any},
-        {"waitsome", kNone, &I::wait_any},
-        {"comm_size", kNone, &I::nothing},
-        {"comm_split", kNone, &I::nothing},
-        {"comm_dup", kNone, &I::nothing},
-        {"location", kNone, &I::nothing},
-        {"compute", {1, 0, "FLOPS"}, &I::compute},
-        {"sleep", {1, 0, "SECONDS"}, &I::sleep},
-        {"send", kSendArgs, &I::p2p<true, C::blocking>},
-        {"ssend", kSendArgs, &I::p2p<true, C::blocking>},
-        {"rsend", kSendArgs, &I::p2p<true, C::blocking>},
-        {"bsend", kSendArgs, &I::p2p<true, C::buffered>},
-        {"isend", kSendArgs, &I::p2p<true, C::request>},
-        {"issend", kSendArgs, &I::p2p<true, C::request>},
-        {"irsend", kSendArgs, &I::p2p<true, C::request>},
-        {"ibsend", kSendArgs, &I::p2p<true, C::buffered_request>},
-        {"recv", kRecvArgs, &I::p2p<false, C::blocking>},
-        {"irecv", kRecvArgs, &I::p2p<false, C::request>},
-        {"start", {3, 0, "ENDPOINT TAG BYTES [DTYPE]"}, &I::persistent_start},
-        {"wait", {3, 0, "SRC DST TAG"}, &I::wait},
-        {"waitall", kNone, &I::wait_all},
-        {"sendrecv", {4, 0, "SENDCOUNT DST RECVCOUNT SRC [DT1 [DT2]]"}, &I::sendrecv},
-        {"barrier", kNone, &I::barrier},
-        {"bcast", {1, 0, "COUNT [ROOT [DTYPE]]"}, &I::bcast},
-        {"reduce", {2, 0, "COUNT COMP [ROOT [DTYPE]]"}, &I::reduce},
-        {"allreduce", {2, 0, "COUNT COMP [DTYPE]"}, &I::allreduce},
-        {"alltoall", {2, 0, "SENDCOUNT RECVCOUNT [DT1 [DT2]]"}, &I::one_count<OpKind::all_to_all>},
-        {"allgather", {2, 0, "SENDCOUNT RECVCOUNT [DT1 [DT2]]"},
-         &I::one_count<OpKind::all_gather>},
-        {"gather", kRooted, &I::rooted_exchange<OpKind::gather>},
-        {"scatter", kRooted, &I::rooted_exchange<OpKind::scatter>},
-        {"reducescatter", {1, 1, "RECVCOUNT per rank, COMP [DTYPE]"}, &I::reduce_scatter,
-         &I::refuse_block_reduce_scatter},
-        {"scan", {2, 0, "COUNT COMP [DTYPE]"}, &I::scan},
-        {"exscan", {2, 0, "COUNT COMP [DTYPE]"}, &I::scan},
-        {"gatherv", {1, 1, "SENDCOUNT RECVCOUNTS..."}, &I::gatherv},
-        {"scatterv", {1, 1, "SENDCOUNTS... RECVCOUNT [ROOT [DT1 [DT2]]]"}, &I::scatterv},
-        {"allgatherv", {1, 1, "SENDCOUNT RECVCOUNTS... [DT1 [DT2]]"}, &I::allgatherv},
-        {"alltoallv", {2, 2, "SENDSIZE SENDCOUNTS... RECVSIZE RECVCOUNTS... [DT1 [DT2]]"},
-         &I::alltoallv},
-    };
-    for (const Action& action : kActions) {
-      if (action.name == name) return &action;
-    }
-    return nullptr;
-  }
+  static const Action* find_action(std::string_view name);
 
   /// One line, as steps: count it, read its name, refuse what TI carries too little of,
   /// check the arguments its entry needs, re-issue it.
@@ -956,6 +904,64 @@ class Importer {
   /// key(rank, rank_seq) of a buffered send -> the rank_seq after whose completion it closes.
   std::unordered_map<std::uint64_t, std::uint64_t> close_buffered_;
 };
+
+// The table of TI actions (Importer::action reads it).
+using I = Importer;
+const Importer::Action Importer::kActions[] = {
+    {"init", kNoArguments, &I::init},
+    {"finalize", kNoArguments, &I::finalize},
+    {"test", kNoArguments, &I::test},
+    {"testall", kNoArguments, &I::test},
+    {"testany", kNoArguments, &I::test},
+    {"testsome", kNoArguments, &I::test},
+    {"waitany", kNoArguments, &I::wait_any},
+    {"waitsome", kNoArguments, &I::wait_any},
+    {"comm_size", kNoArguments, &I::nothing},
+    {"comm_split", kNoArguments, &I::nothing},
+    {"comm_dup", kNoArguments, &I::nothing},
+    {"location", kNoArguments, &I::nothing},
+    {"compute", {1, 0, "FLOPS"}, &I::compute},
+    {"sleep", {1, 0, "SECONDS"}, &I::sleep},
+    {"send", kSendArguments, &I::p2p<true, Completion::blocking>},
+    {"ssend", kSendArguments, &I::p2p<true, Completion::blocking>},
+    {"rsend", kSendArguments, &I::p2p<true, Completion::blocking>},
+    {"bsend", kSendArguments, &I::p2p<true, Completion::buffered>},
+    {"isend", kSendArguments, &I::p2p<true, Completion::request>},
+    {"issend", kSendArguments, &I::p2p<true, Completion::request>},
+    {"irsend", kSendArguments, &I::p2p<true, Completion::request>},
+    {"ibsend", kSendArguments, &I::p2p<true, Completion::buffered_request>},
+    {"recv", kRecvArguments, &I::p2p<false, Completion::blocking>},
+    {"irecv", kRecvArguments, &I::p2p<false, Completion::request>},
+    {"start", {3, 0, "ENDPOINT TAG BYTES [DTYPE]"}, &I::persistent_start},
+    {"wait", {3, 0, "SRC DST TAG"}, &I::wait},
+    {"waitall", kNoArguments, &I::wait_all},
+    {"sendrecv", {4, 0, "SENDCOUNT DST RECVCOUNT SRC [DT1 [DT2]]"}, &I::sendrecv},
+    {"barrier", kNoArguments, &I::barrier},
+    {"bcast", {1, 0, "COUNT [ROOT [DTYPE]]"}, &I::bcast},
+    {"reduce", {2, 0, "COUNT COMP [ROOT [DTYPE]]"}, &I::reduce},
+    {"allreduce", {2, 0, "COUNT COMP [DTYPE]"}, &I::allreduce},
+    {"alltoall", {2, 0, "SENDCOUNT RECVCOUNT [DT1 [DT2]]"}, &I::one_count<OpKind::all_to_all>},
+    {"allgather", {2, 0, "SENDCOUNT RECVCOUNT [DT1 [DT2]]"},
+     &I::one_count<OpKind::all_gather>},
+    {"gather", kRootedArguments, &I::rooted_exchange<OpKind::gather>},
+    {"scatter", kRootedArguments, &I::rooted_exchange<OpKind::scatter>},
+    {"reducescatter", {1, 1, "RECVCOUNT per rank, COMP [DTYPE]"}, &I::reduce_scatter,
+     &I::refuse_block_reduce_scatter},
+    {"scan", {2, 0, "COUNT COMP [DTYPE]"}, &I::scan},
+    {"exscan", {2, 0, "COUNT COMP [DTYPE]"}, &I::scan},
+    {"gatherv", {1, 1, "SENDCOUNT RECVCOUNTS..."}, &I::gatherv},
+    {"scatterv", {1, 1, "SENDCOUNTS... RECVCOUNT [ROOT [DT1 [DT2]]]"}, &I::scatterv},
+    {"allgatherv", {1, 1, "SENDCOUNT RECVCOUNTS... [DT1 [DT2]]"}, &I::allgatherv},
+    {"alltoallv", {2, 2, "SENDSIZE SENDCOUNTS... RECVSIZE RECVCOUNTS... [DT1 [DT2]]"},
+     &I::alltoallv},
+};
+
+const Importer::Action* Importer::find_action(std::string_view name) {
+  for (const Action& action : kActions) {
+    if (action.name == name) return &action;
+  }
+  return nullptr;
+}
 
 /// A listed file's text; an error names the index line that listed it.
 std::string read_listed_file(const std::filesystem::path& path, std::string_view cited_by) {
