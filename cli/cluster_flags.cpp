@@ -114,23 +114,14 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   return options;
 }
 
-namespace {
-
-void create_parent_folder(const std::string& path) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-}
-
-}  // namespace
-
 void write_trace_creating_folders(const std::string& path, const Trace& trace) {
-  create_parent_folder(path);
+  create_output_folder(std::filesystem::path(path).parent_path(), "the trace");
   write_trace_file(path, trace);
 }
 
 std::shared_ptr<JsonlFileSink> open_trace_sink(const ClusterFlags& flags) {
   if (flags.trace_path.empty()) return nullptr;
-  create_parent_folder(flags.trace_path);
+  create_output_folder(std::filesystem::path(flags.trace_path).parent_path(), "the trace");
   return std::make_shared<JsonlFileSink>(flags.trace_path);
 }
 

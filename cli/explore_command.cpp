@@ -1,7 +1,6 @@
 #include "cli/explore_command.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -9,12 +8,12 @@
 #include <tbb/info.h>
 
 #include "cli/choice_flags.hpp"
+#include "cli/cluster_flags.hpp"
 #include "cli/explore.hpp"
 #include "cli/explore_report.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "comm/errors.hpp"
-#include "traces/jsonl.hpp"
 #include "traces/progress.hpp"
 
 namespace ranklab::cli {
@@ -129,9 +128,7 @@ Target make_target(const ExploreFlags& flags) {
 // Writes the failing schedule's trace if asked; returns the path written (or empty).
 std::string write_failing_trace(const std::string& path, const Trace& trace) {
   if (path.empty()) return {};
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  write_trace_file(path, trace);
+  write_trace_creating_folders(path, trace);
   return path;
 }
 

@@ -182,9 +182,7 @@ void merge_files(Json& manifest, const Json& files, const char* dtype, const cha
 template <typename Scalar>
 void save_golden(const fs::path& directory, const GoldenSet<Scalar>& set) {
   check_set(directory, set);
-  std::error_code error;
-  fs::create_directories(directory, error);
-  if (error) fail(directory, fmt::format("cannot create directory: {}", error.message()));
+  create_output_folder(directory, "the golden set");
   const fs::path path = directory / "manifest.json";
   Json manifest = base_manifest(path, set.config);
   const ModelShape& s = set.config.shape;

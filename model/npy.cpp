@@ -13,6 +13,7 @@
 #include "model/detail/fail.hpp"
 #include "model/detail/npy_header.hpp"
 #include "traces/error.hpp"
+#include "traces/output_file.hpp"
 
 namespace ranklab {
 
@@ -128,16 +129,14 @@ void write_raw(const std::filesystem::path& path, DataType type,
   if (header.size() > std::numeric_limits<std::uint16_t>::max()) {
     fail(path, "header too long for .npy format 1.0");
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail(path, "cannot open for writing");
   const char version_and_length[4] = {1, 0, static_cast<char>(header.size() & 0xff),
                                       static_cast<char>(header.size() >> 8)};
-  out.write(detail::kNpyMagic.data(), static_cast<std::streamsize>(detail::kNpyMagic.size()));
-  out.write(version_and_length, 4);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(count * info.item_size));
-  out.close();
-  if (!out) fail(path, "write failed");
+  write_output_file(path, "the array", [&](std::ostream& out) {
+    out.write(detail::kNpyMagic.data(), static_cast<std::streamsize>(detail::kNpyMagic.size()));
+    out.write(version_and_length, 4);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(count * info.item_size));
+  });
 }
 
 }  // namespace

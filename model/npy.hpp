@@ -56,8 +56,8 @@ template <typename Scalar>
 Vector<Scalar> read_npy_vector(const std::filesystem::path& path, std::int64_t expected_size);
 
 /// Writes `values` (C order) as a format 1.0 .npy file of the given shape. Throws
-/// UsageError if the shape does not hold values.size() elements, TraceError if the file
-/// cannot be written.
+/// UsageError if the shape does not hold values.size() elements, TraceError "PATH: cannot
+/// write the array (reason)" if the file cannot be written (write_output_file).
 template <typename T>
 void write_npy(const std::filesystem::path& path, std::span<const std::int64_t> shape,
                std::span<const T> values);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "traces/enum_names.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -17,29 +18,16 @@ constexpr int kMaxDegree = 1 << 12;
 // And the whole schedule, about 4·PP·M·V steps, stays well under a second to build and check.
 constexpr std::int64_t kMaxPasses = std::int64_t{1} << 16;
 
+constexpr EnumNames<ScheduleKind, 4> kScheduleNames({"seed", "gpipe", "1f1b", "interleaved"});
+
 }  // namespace
 
-std::string_view to_string(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::seed:
-      return "seed";
-    case ScheduleKind::gpipe:
-      return "gpipe";
-    case ScheduleKind::one_f_one_b:
-      return "1f1b";
-    case ScheduleKind::interleaved:
-      return "interleaved";
-  }
-  return "?";
-}
+std::string_view to_string(ScheduleKind kind) { return kScheduleNames[kind]; }
 
 ScheduleKind parse_schedule_kind(std::string_view text) {
-  for (const ScheduleKind kind : {ScheduleKind::seed, ScheduleKind::gpipe,
-                                  ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
-    if (text == to_string(kind)) return kind;
-  }
+  if (const auto kind = kScheduleNames.parse(text)) return *kind;
   throw UsageError(
-      fmt::format("unknown schedule '{}': expected seed, gpipe, 1f1b or interleaved", text));
+      fmt::format("unknown schedule '{}': expected {}", text, kScheduleNames.alternatives()));
 }
 
 void ScheduleSpec::validate() const {

@@ -2,15 +2,22 @@
 
 #include <fmt/format.h>
 
+#include "traces/enum_names.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab {
 
-std::string_view to_string(TpComm comm) { return comm == TpComm::all_reduce ? "allreduce" : "sp"; }
+namespace {
+
+constexpr EnumNames<TpComm, 2> kTpCommNames({"allreduce", "sp"});
+
+}  // namespace
+
+std::string_view to_string(TpComm comm) { return kTpCommNames[comm]; }
 
 TpComm parse_tp_comm(std::string_view text) {
-  if (text == "allreduce" || text == "all_reduce") return TpComm::all_reduce;
-  if (text == "sp") return TpComm::sequence_parallel;
+  if (text == "all_reduce") return TpComm::all_reduce;  // the collective's own name, too
+  if (const auto comm = kTpCommNames.parse(text)) return *comm;
   throw UsageError(fmt::format(
       "unknown --tp-comm '{}': expected allreduce (the seed's) or sp (sequence parallel: "
       "all_gather and reduce_scatter along the sequence)",

@@ -1,5 +1,6 @@
 // An enum's names as one table, indexed by the enumerator, so a name and its parse stay in
-// sync (traces/types.cpp, the model's modes, orders and group kinds, the timeline's bases).
+// sync (traces/types.cpp, the model's modes, orders, group kinds, schedules and TP collectives,
+// the timeline's bases).
 #pragma once
 
 #include <array>

@@ -8,16 +8,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cerrno>
-#include <fstream>
 #include <iterator>
 #include <ostream>
-#include <system_error>
 #include <vector>
 
 #include "traces/detail/json_writing.hpp"
 #include "traces/error.hpp"
 #include "traces/hash.hpp"
+#include "traces/output_file.hpp"
 
 namespace ranklab {
 namespace {
@@ -173,11 +171,6 @@ void append_event(fmt::memory_buffer& out, const TraceEvent& e, std::string_view
   line.raw("}");
 }
 
-/// The message of the last failed system call, e.g. "No such file or directory".
-std::string errno_message(int error) {
-  return error == 0 ? std::string("unknown error") : std::generic_category().message(error);
-}
-
 }  // namespace
 
 void write_trace(std::ostream& out, const Trace& trace) {
@@ -200,18 +193,7 @@ void write_trace(std::ostream& out, const Trace& trace) {
 }
 
 void write_trace_file(const std::filesystem::path& path, const Trace& trace) {
-  errno = 0;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw TraceError(fmt::format("{}: cannot open trace file for writing ({})", path.string(),
-                                 errno_message(errno)));
-  }
-  write_trace(out, trace);
-  out.close();
-  if (!out) {
-    throw TraceError(
-        fmt::format("{}: error writing trace file ({})", path.string(), errno_message(errno)));
-  }
+  write_output_file(path, "the trace", [&](std::ostream& out) { write_trace(out, trace); });
 }
 
 std::string format_event(const TraceEvent& event, const TraceHeader& header) {

@@ -16,7 +16,8 @@ namespace ranklab {
 /// Writes `trace` as JSON Lines: the header, then every rank's events in order.
 void write_trace(std::ostream& out, const Trace& trace);
 
-/// Writes `trace` to `path`; throws TraceError naming the path if it cannot.
+/// Writes `trace` to `path` (write_output_file: TraceError "PATH: cannot write the trace
+/// (reason)", and no partly written file left, if it cannot).
 void write_trace_file(const std::filesystem::path& path, const Trace& trace);
 
 /// The JSON text of one event line (no newline), using the header's group names.

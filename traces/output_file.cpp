@@ -22,6 +22,15 @@ void remove_quietly(const std::filesystem::path& path) {
   std::filesystem::remove(path, ignored);
 }
 
+/// Creates `folder` and the folders above it; a failure names `named`.
+void create_folders(const std::filesystem::path& folder, const std::filesystem::path& named,
+                    std::string_view what) {
+  if (folder.empty()) return;  // the working directory
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error) fail(named, what, error.value());
+}
+
 }  // namespace
 
 void write_output_file(const std::filesystem::path& path, std::string_view what,
@@ -44,14 +53,14 @@ void write_output_file(const std::filesystem::path& path, std::string_view what,
   }
 }
 
+void create_output_folder(const std::filesystem::path& folder, std::string_view what) {
+  create_folders(folder, folder, what);
+}
+
 void require_writable_output(const std::filesystem::path& path, std::string_view what) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) fail(path, what, EISDIR);
-  const std::filesystem::path parent = path.parent_path();
-  if (!parent.empty()) {
-    std::filesystem::create_directories(parent, error);
-    if (error) fail(path, what, error.value());
-  }
+  create_folders(path.parent_path(), path, what);
   const bool existed = std::filesystem::exists(path, error);
   errno = 0;
   std::ofstream probe(path, std::ios::binary | std::ios::app);

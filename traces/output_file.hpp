@@ -1,4 +1,5 @@
-// Writing a report file (Perfetto JSON, HTML) with errors that name the file.
+// The one way ranklab writes a user's output file (a trace, a report, a schedule, a golden
+// set's arrays and manifest), so every failure reads the same: "PATH: cannot write WHAT (reason)".
 #pragma once
 
 #include <filesystem>
@@ -13,6 +14,10 @@ namespace ranklab {
 /// truncated report is left behind.
 void write_output_file(const std::filesystem::path& path, std::string_view what,
                        const std::function<void(std::ostream&)>& write);
+
+/// Creates the folder `folder` (and the folders above it) that output files are to be written
+/// in; throws the same TraceError as write_output_file, naming `folder`, when it cannot.
+void create_output_folder(const std::filesystem::path& folder, std::string_view what);
 
 /// Checks, before any work whose result `path` is to hold, that the file can be written:
 /// creates its parent folders, opens it without truncating (a new file is removed again),

@@ -322,7 +322,6 @@ class Importer {
 
   void point_to_point(int rank, const std::vector<std::string_view>& w, bool send,
                       Completion completion) {
-    need(w, 3, send ? "DST TAG COUNT [DTYPE]" : "SRC TAG COUNT [DTYPE]");
     const std::int64_t peer_word = integer(w[2], send ? "destination" : "source");
     const bool any_source = !send && (peer_word == kAnySourceSmpi || peer_word == kAnySourceMpi);
     const int peer = any_source ? kNoRank : rank_arg(w[2], send ? "destination" : "source");
@@ -364,7 +363,6 @@ class Importer {
   /// which for a receive is the rank itself (its source is not recorded: any source), and
   /// its size in bytes. A persistent send to the rank itself reads as a receive.
   void persistent_start(int rank, const std::vector<std::string_view>& w) {
-    need(w, 3, "ENDPOINT TAG BYTES [DTYPE]");
     const int endpoint = rank_arg(w[2], "endpoint");
     const bool send = endpoint != rank;
     const int tag = tag_arg(w[3], send);
@@ -410,7 +408,6 @@ class Importer {
   }
 
   void wait(int rank, const std::vector<std::string_view>& w) {
-    need(w, 3, "SRC DST TAG");
     const std::int64_t src = integer(w[2], "source"), dst = integer(w[3], "destination");
     const std::int64_t tag = integer(w[4], "tag");
     auto& open = ranks_[static_cast<std::size_t>(rank)].open;
@@ -453,7 +450,7 @@ class Importer {
     }
   }
 
-  void wait_all(int rank) {
+  void wait_all(int rank, const std::vector<std::string_view>&) {
     auto& open = ranks_[static_cast<std::size_t>(rank)].open;
     for (const OpenRequest& r : open) {
       if (!r.buffered) closed(rank, r.seq);
@@ -545,144 +542,204 @@ class Importer {
     for (const std::uint64_t seq : posts) closed(rank, seq);
   }
 
-  void action(const std::vector<std::string_view>& w) {
+  // ---- the table of actions -------------------------------------------------------------
+
+  using Words = std::vector<std::string_view>;
+  /// Re-issues one action of rank `rank` (its words `w`: rank, name, arguments).
+  using Handler = void (Importer::*)(int rank, const Words& w);
+  /// Why this form of an action cannot be replayed ("" if it can).
+  using Refusal = std::string_view (Importer::*)(const Words& w) const;
+
+  /// The arguments an action needs: `fixed` ones and `per_rank` more for every rank of the
+  /// world, laid out as `usage` says (what the error shows when some are missing).
+  struct Arity {
+    std::size_t fixed;
+    std::size_t per_rank;
+    std::string_view usage;  ///< empty: none needed
+  };
+
+  /// One action of TI: its name (lowercase, a nonblocking collective's without its `i`),
+  /// the arguments it needs, a form of it TI records too little of, and its handler.
+  struct Action {
+    std::string_view name;
+    Arity arity;
+    Handler handle = nullptr;
+    Refusal refuses = nullptr;
+  };
+
+  /// send, recv and their kinds (ssend, ibsend, irecv, ...): each entry says how it completes.
+  template <bool kSend, Completion kCompletion>
+  void p2p(int rank, const Words& w) {
+    point_to_point(rank, w, kSend, kCompletion);
+  }
+
+  static constexpr Arity kNoArguments{0, 0, {}};
+  static constexpr Arity kSendArguments{3, 0, "DST TAG COUNT [DTYPE]"};
+  static constexpr Arity kRecvArguments{3, 0, "SRC TAG COUNT [DTYPE]"};
+  static constexpr Arity kRootedArguments{2, 0, "SENDCOUNT RECVCOUNT [ROOT [DT1 [DT2]]]"};
+  /// Every action, by name (defined after the class: it names the handlers below).
+  static const Action kActions[];
+  /// The action named `name`, or nullptr.
+  static const Action* find_action(std::string_view name);
+
+  /// One line, as steps: count it, read its name, refuse what TI carries too little of,
+  /// check the arguments its entry needs, re-issue it.
+  void action(const Words& w) {
     const int rank = static_cast<int>(*parse_whole<std::int64_t>(w[0]));
-    RankState& state = ranks_[static_cast<std::size_t>(rank)];
-    ++state.actions;
+    ++state(rank).actions;
     std::string name(w[1]);
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    const auto p = static_cast<std::size_t>(builder_->world_size());
     // ibarrier, ibcast, iallreduce, ...: the collective, left open until a wait.
     nonblocking_ = is_nonblocking_collective(name);
     if (nonblocking_) name.erase(0, 1);
     if (const std::string_view why = refused_action(name); !why.empty()) {
       fail(fmt::format("{}: {}", name, why));
     }
-    if (name == "init") {
-      state.default_type = w.size() > 2 ? 0 : 6;  // SMPI: MPI_DOUBLE with an argument
-    } else if (name == "finalize") {
-      unfinished_requests(rank);
-    } else if (name == "test" || name == "testall" || name == "testany" || name == "testsome") {
-      // A test may complete requests; TI does not say which, and a later wait finds none.
-      ++state.tests;
-    } else if (name == "waitany" || name == "waitsome") {
-      // Which request it completed, TI does not say (`waitAny N`): waiting for a guess could
-      // block where the program did not, so the requests stay open to the next wait that
-      // names them, waitall or the rank's end. A recording that ends in it (SMPI stopped
-      // there) was blocked in its requests.
-      ++state.tests;
-      state.wait_any_at = state.actions;
-    } else if (name == "comm_size" || name == "comm_split" || name == "comm_dup" ||
-               name == "location") {
-      // Nothing to re-issue (SMPI's replay does nothing for them either).
-    } else if (name == "compute") {
-      need(w, 1, "FLOPS");
-      builder_->compute(rank, {.flops = amount(w[2], "FLOPs")});
-    } else if (name == "sleep") {
-      need(w, 1, "SECONDS");
-      builder_->compute(rank, {.seconds = amount(w[2], "seconds")});
-    } else if (name == "send" || name == "ssend" || name == "rsend") {
-      point_to_point(rank, w, true, Completion::blocking);
-    } else if (name == "bsend") {
-      point_to_point(rank, w, true, Completion::buffered);
-    } else if (name == "isend" || name == "issend" || name == "irsend") {
-      point_to_point(rank, w, true, Completion::request);
-    } else if (name == "ibsend") {
-      point_to_point(rank, w, true, Completion::buffered_request);
-    } else if (name == "recv") {
-      point_to_point(rank, w, false, Completion::blocking);
-    } else if (name == "irecv") {
-      point_to_point(rank, w, false, Completion::request);
-    } else if (name == "start") {
-      persistent_start(rank, w);
-    } else if (name == "wait") {
-      wait(rank, w);
-    } else if (name == "waitall") {
-      wait_all(rank);
-    } else if (name == "sendrecv") {
-      sendrecv(rank, w);
-    } else if (name == "barrier") {
-      collective(rank, OpKind::barrier, 0, 6);
-    } else if (name == "bcast") {
-      need(w, 1, "COUNT [ROOT [DTYPE]]");
-      const int root = w.size() > 3 ? rank_arg(w[3], "root") : 0;
-      collective(rank, OpKind::broadcast, count(w[2], "count"), type_arg(w, 4, rank), root);
-    } else if (name == "reduce") {
-      need(w, 2, "COUNT COMP [ROOT [DTYPE]]");
-      const int root = w.size() > 4 ? rank_arg(w[4], "root") : 0;
-      collective(rank, OpKind::reduce, count(w[2], "count"), type_arg(w, 5, rank), root);
-      builder_->compute(rank, {.flops = amount(w[3], "COMP")});
-    } else if (name == "allreduce") {
-      need(w, 2, "COUNT COMP [DTYPE]");
-      collective(rank, OpKind::all_reduce, count(w[2], "count"), type_arg(w, 4, rank));
-      builder_->compute(rank, {.flops = amount(w[3], "COMP")});
-    } else if (name == "alltoall" || name == "allgather") {
-      need(w, 2, "SENDCOUNT RECVCOUNT [DT1 [DT2]]");
-      collective(rank, name == "alltoall" ? OpKind::all_to_all : OpKind::all_gather,
-                 count(w[2], "count"), type_arg(w, 4, rank));
-    } else if (name == "gather" || name == "scatter") {
-      rooted_exchange(rank, w, name == "gather" ? OpKind::gather : OpKind::scatter);
-    } else if (name == "reducescatter") {
-      if (block_reduce_scatter(w)) {
-        fail(
-            "reducescatter: MPI_Reduce_scatter_block, which SMPI 3.32 records without its count "
-            "(`reducescatter 0 0 DTYPE`): TI carries too little to replay it");
+    const Action* action = find_action(name);
+    if (action == nullptr) fail(fmt::format("unknown or unsupported action {}", quote_input(w[1])));
+    if (action->refuses != nullptr) {
+      if (const std::string_view why = (this->*action->refuses)(w); !why.empty()) {
+        fail(fmt::format("{}: {}", name, why));
       }
-      need(w, p + 1, "RECVCOUNT per rank, COMP [DTYPE]");
-      const std::vector<std::uint64_t> counts = counts_at(w, 2);
-      const std::int64_t type = type_arg(w, 3 + p, rank);
-      if (std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) ==
-          counts.end()) {
-        collective(rank, OpKind::reduce_scatter, counts[0], type);
-      } else {
-        // Unequal blocks: the reduction of them all at rank 0, then rank 0 hands each its own.
-        std::uint64_t total = 0;
-        for (const std::uint64_t c : counts) total += c;
-        if (total > kMaxTraceCount) fail("reducescatter: the counts add up to more than 2^48");
-        collective(rank, OpKind::reduce, total, type, 0);
-        exchange(rank, rank == 0 ? others(counts, 0) : Counts(p), type,
-                 rank == 0 ? Counts(p) : only(0, counts[static_cast<std::size_t>(rank)]), type);
-      }
-      builder_->compute(rank, {.flops = amount(w[2 + p], "COMP")});
-    } else if (name == "scan" || name == "exscan") {
-      // scan|exscan COUNT COMP [DTYPE]: ranklab has no prefix reduction; its messages as the
-      // linear algorithm sends them (rank r's prefix to rank r + 1).
-      need(w, 2, "COUNT COMP [DTYPE]");
-      const std::uint64_t n = count(w[2], "count");
-      const std::int64_t type = type_arg(w, 4, rank);
-      exchange(rank, rank + 1 < static_cast<int>(p) ? only(rank + 1, n) : Counts(p), type,
-               rank > 0 ? only(rank - 1, n) : Counts(p), type);
-      builder_->compute(rank, {.flops = amount(w[3], "COMP")});
-    } else if (name == "gatherv") {
-      // gatherv SENDCOUNT RECVCOUNTS... [ROOT [DT1 [DT2]]] (zeros at the other ranks)
-      need(w, p + 1, "SENDCOUNT RECVCOUNTS...");
-      const std::uint64_t n = count(w[2], "count");
-      const int root = w.size() > 3 + p ? rank_arg(w[3 + p], "root") : 0;
-      const std::int64_t send_type = type_arg(w, 4 + p, rank), recv_type = type_arg(w, 5 + p, rank);
-      exchange(rank, rank == root ? Counts(p) : only(root, n), send_type,
-               rank == root ? others(counts_at(w, 3), root) : Counts(p), recv_type);
-    } else if (name == "scatterv") {
-      // scatterv SENDCOUNTS... RECVCOUNT [ROOT [DT1 [DT2]]] (zeros at the other ranks)
-      need(w, p + 1, "SENDCOUNTS... RECVCOUNT [ROOT [DT1 [DT2]]]");
-      const std::uint64_t n = count(w[2 + p], "count");
-      const int root = w.size() > 3 + p ? rank_arg(w[3 + p], "root") : 0;
-      const std::int64_t send_type = type_arg(w, 4 + p, rank), recv_type = type_arg(w, 5 + p, rank);
-      exchange(rank, rank == root ? others(counts_at(w, 2), root) : Counts(p), send_type,
-               rank == root ? Counts(p) : only(root, n), recv_type);
-    } else if (name == "allgatherv") {
-      // allgatherv SENDCOUNT RECVCOUNTS... [DT1 [DT2]]
-      need(w, p + 1, "SENDCOUNT RECVCOUNTS... [DT1 [DT2]]");
-      const std::uint64_t n = count(w[2], "count");
-      exchange(rank, others(std::vector<std::uint64_t>(p, n), rank), type_arg(w, 3 + p, rank),
-               others(counts_at(w, 3), rank), type_arg(w, 4 + p, rank));
-    } else if (name == "alltoallv") {
-      need(w, 2 * p + 2, "SENDSIZE SENDCOUNTS... RECVSIZE RECVCOUNTS... [DT1 [DT2]]");
-      exchange(rank, others(counts_at(w, 3), rank), type_arg(w, 4 + 2 * p, rank),
-               others(counts_at(w, 4 + p), rank), type_arg(w, 5 + 2 * p, rank));
-    } else {
-      fail(fmt::format("unknown or unsupported action {}", quote_input(w[1])));
     }
+    const Arity& arity = action->arity;
+    if (!arity.usage.empty()) need(w, arity.fixed + arity.per_rank * world(), arity.usage);
+    (this->*action->handle)(rank, w);
+  }
+
+  // ---- the actions' handlers (their arguments counted by the table) ---------------------
+
+  RankState& state(int rank) { return ranks_[static_cast<std::size_t>(rank)]; }
+  std::size_t world() const { return static_cast<std::size_t>(builder_->world_size()); }
+
+  void init(int rank, const Words& w) {
+    state(rank).default_type = w.size() > 2 ? 0 : 6;  // SMPI: MPI_DOUBLE with an argument
+  }
+  void finalize(int rank, const Words&) { unfinished_requests(rank); }
+  /// A test may complete requests; TI does not say which, and a later wait finds none.
+  void test(int rank, const Words&) { ++state(rank).tests; }
+  /// comm_size, comm_split, ...: nothing to re-issue (SMPI's replay does nothing either).
+  void nothing(int, const Words&) {}
+  void compute(int rank, const Words& w) {
+    builder_->compute(rank, {.flops = amount(w[2], "FLOPs")});
+  }
+  void sleep(int rank, const Words& w) {
+    builder_->compute(rank, {.seconds = amount(w[2], "seconds")});
+  }
+  void barrier(int rank, const Words&) { collective(rank, OpKind::barrier, 0, 6); }
+
+  /// waitany|waitsome: which request it completed, TI does not say (`waitAny N`): waiting
+  /// for a guess could block where the program did not, so the requests stay open to the
+  /// next wait that names them, waitall or the rank's end. A recording that ends in it (SMPI
+  /// stopped there) was blocked in its requests.
+  void wait_any(int rank, const Words&) {
+    RankState& waiting = state(rank);
+    ++waiting.tests;
+    waiting.wait_any_at = waiting.actions;
+  }
+
+  /// bcast COUNT [ROOT [DTYPE]]
+  void bcast(int rank, const Words& w) {
+    const int root = w.size() > 3 ? rank_arg(w[3], "root") : 0;
+    collective(rank, OpKind::broadcast, count(w[2], "count"), type_arg(w, 4, rank),
+                    root);
+  }
+
+  /// reduce COUNT COMP [ROOT [DTYPE]]
+  void reduce(int rank, const Words& w) {
+    const int root = w.size() > 4 ? rank_arg(w[4], "root") : 0;
+    collective(rank, OpKind::reduce, count(w[2], "count"), type_arg(w, 5, rank),
+                    root);
+    builder_->compute(rank, {.flops = amount(w[3], "COMP")});
+  }
+
+  /// allreduce COUNT COMP [DTYPE]
+  void allreduce(int rank, const Words& w) {
+    collective(rank, OpKind::all_reduce, count(w[2], "count"),
+                    type_arg(w, 4, rank));
+    builder_->compute(rank, {.flops = amount(w[3], "COMP")});
+  }
+
+  /// alltoall|allgather SENDCOUNT RECVCOUNT [DT1 [DT2]]
+  template <OpKind kOp>
+  void one_count(int rank, const Words& w) {
+    collective(rank, kOp, count(w[2], "count"), type_arg(w, 4, rank));
+  }
+
+  std::string_view refuse_block_reduce_scatter(const Words& w) const {
+    if (!block_reduce_scatter(w)) return {};
+    return "MPI_Reduce_scatter_block, which SMPI 3.32 records without its count "
+           "(`reducescatter 0 0 DTYPE`): TI carries too little to replay it";
+  }
+
+  /// reducescatter RECVCOUNT per rank, COMP [DTYPE]
+  void reduce_scatter(int rank, const Words& w) {
+    const std::size_t p = world();
+    const std::vector<std::uint64_t> counts = counts_at(w, 2);
+    const std::int64_t type = type_arg(w, 3 + p, rank);
+    if (std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) == counts.end()) {
+      collective(rank, OpKind::reduce_scatter, counts[0], type);
+    } else {
+      // Unequal blocks: the reduction of them all at rank 0, then rank 0 hands each its own.
+      std::uint64_t total = 0;
+      for (const std::uint64_t c : counts) total += c;
+      if (total > kMaxTraceCount) fail("reducescatter: the counts add up to more than 2^48");
+      collective(rank, OpKind::reduce, total, type, 0);
+      exchange(rank, rank == 0 ? others(counts, 0) : Counts(p), type,
+                    rank == 0 ? Counts(p) : only(0, counts[static_cast<std::size_t>(rank)]),
+                    type);
+    }
+    builder_->compute(rank, {.flops = amount(w[2 + p], "COMP")});
+  }
+
+  /// scan|exscan COUNT COMP [DTYPE]: ranklab has no prefix reduction; its messages as the
+  /// linear algorithm sends them (rank r's prefix to rank r + 1).
+  void scan(int rank, const Words& w) {
+    const std::size_t p = world();
+    const std::uint64_t n = count(w[2], "count");
+    const std::int64_t type = type_arg(w, 4, rank);
+    exchange(rank, rank + 1 < static_cast<int>(p) ? only(rank + 1, n) : Counts(p), type,
+                  rank > 0 ? only(rank - 1, n) : Counts(p), type);
+    builder_->compute(rank, {.flops = amount(w[3], "COMP")});
+  }
+
+  /// gatherv SENDCOUNT RECVCOUNTS... [ROOT [DT1 [DT2]]] (zeros at the other ranks)
+  void gatherv(int rank, const Words& w) {
+    const std::size_t p = world();
+    const std::uint64_t n = count(w[2], "count");
+    const int root = w.size() > 3 + p ? rank_arg(w[3 + p], "root") : 0;
+    const std::int64_t send_type = type_arg(w, 4 + p, rank);
+    const std::int64_t recv_type = type_arg(w, 5 + p, rank);
+    exchange(rank, rank == root ? Counts(p) : only(root, n), send_type,
+                  rank == root ? others(counts_at(w, 3), root) : Counts(p), recv_type);
+  }
+
+  /// scatterv SENDCOUNTS... RECVCOUNT [ROOT [DT1 [DT2]]] (zeros at the other ranks)
+  void scatterv(int rank, const Words& w) {
+    const std::size_t p = world();
+    const std::uint64_t n = count(w[2 + p], "count");
+    const int root = w.size() > 3 + p ? rank_arg(w[3 + p], "root") : 0;
+    const std::int64_t send_type = type_arg(w, 4 + p, rank);
+    const std::int64_t recv_type = type_arg(w, 5 + p, rank);
+    exchange(rank, rank == root ? others(counts_at(w, 2), root) : Counts(p), send_type,
+                  rank == root ? Counts(p) : only(root, n), recv_type);
+  }
+
+  /// allgatherv SENDCOUNT RECVCOUNTS... [DT1 [DT2]]
+  void allgatherv(int rank, const Words& w) {
+    const std::size_t p = world();
+    const std::uint64_t n = count(w[2], "count");
+    exchange(rank, others(std::vector<std::uint64_t>(p, n), rank),
+                  type_arg(w, 3 + p, rank), others(counts_at(w, 3), rank),
+                  type_arg(w, 4 + p, rank));
+  }
+
+  /// alltoallv SENDSIZE SENDCOUNTS... RECVSIZE RECVCOUNTS... [DT1 [DT2]]
+  void alltoallv(int rank, const Words& w) {
+    const std::size_t p = world();
+    exchange(rank, others(counts_at(w, 3), rank), type_arg(w, 4 + 2 * p, rank),
+                  others(counts_at(w, 4 + p), rank), type_arg(w, 5 + 2 * p, rank));
   }
 
   /// gather|scatter SENDCOUNT [RECVCOUNT] ROOT DT1 DT2 (SMPI leaves out a RECVCOUNT of 0,
@@ -691,8 +748,8 @@ class Importer {
   /// gives to (scatter) each rank, and what each other rank gives or takes; so sides that
   /// disagree are a mismatch on replay, and MPI_IN_PLACE's send count of 0 at a gather's
   /// root is never compared.
-  void rooted_exchange(int rank, const std::vector<std::string_view>& w, OpKind op) {
-    need(w, 2, "SENDCOUNT RECVCOUNT [ROOT [DT1 [DT2]]]");
+  template <OpKind kOp>
+  void rooted_exchange(int rank, const std::vector<std::string_view>& w) {
     const bool no_recv_count = w.size() == 6;
     const std::size_t root_at = no_recv_count ? 3 : 4;
     const int root = w.size() > root_at ? rank_arg(w[root_at], "root") : 0;
@@ -702,16 +759,15 @@ class Importer {
     const std::int64_t recv_type = type_arg(w, root_at + 2, rank);
     // The root's side of a gather is its receive, of a scatter its send; the others' the
     // opposite.
-    const bool receiving_side = (op == OpKind::gather) == (rank == root);
+    const bool receiving_side = (kOp == OpKind::gather) == (rank == root);
     if (receiving_side) {
-      collective(rank, op, received, recv_type, root);
+      collective(rank, kOp, received, recv_type, root);
     } else {
-      collective(rank, op, sent, send_type, root);
+      collective(rank, kOp, sent, send_type, root);
     }
   }
 
   void sendrecv(int rank, const std::vector<std::string_view>& w) {
-    need(w, 4, "SENDCOUNT DST RECVCOUNT SRC [DT1 [DT2]]");
     const int dst = rank_arg(w[3], "destination");
     const std::int64_t src_word = integer(w[5], "source");
     const bool any = src_word == kAnySourceSmpi || src_word == kAnySourceMpi;
@@ -848,6 +904,64 @@ class Importer {
   /// key(rank, rank_seq) of a buffered send -> the rank_seq after whose completion it closes.
   std::unordered_map<std::uint64_t, std::uint64_t> close_buffered_;
 };
+
+// The table of TI actions (Importer::action reads it).
+using I = Importer;
+const Importer::Action Importer::kActions[] = {
+    {"init", kNoArguments, &I::init},
+    {"finalize", kNoArguments, &I::finalize},
+    {"test", kNoArguments, &I::test},
+    {"testall", kNoArguments, &I::test},
+    {"testany", kNoArguments, &I::test},
+    {"testsome", kNoArguments, &I::test},
+    {"waitany", kNoArguments, &I::wait_any},
+    {"waitsome", kNoArguments, &I::wait_any},
+    {"comm_size", kNoArguments, &I::nothing},
+    {"comm_split", kNoArguments, &I::nothing},
+    {"comm_dup", kNoArguments, &I::nothing},
+    {"location", kNoArguments, &I::nothing},
+    {"compute", {1, 0, "FLOPS"}, &I::compute},
+    {"sleep", {1, 0, "SECONDS"}, &I::sleep},
+    {"send", kSendArguments, &I::p2p<true, Completion::blocking>},
+    {"ssend", kSendArguments, &I::p2p<true, Completion::blocking>},
+    {"rsend", kSendArguments, &I::p2p<true, Completion::blocking>},
+    {"bsend", kSendArguments, &I::p2p<true, Completion::buffered>},
+    {"isend", kSendArguments, &I::p2p<true, Completion::request>},
+    {"issend", kSendArguments, &I::p2p<true, Completion::request>},
+    {"irsend", kSendArguments, &I::p2p<true, Completion::request>},
+    {"ibsend", kSendArguments, &I::p2p<true, Completion::buffered_request>},
+    {"recv", kRecvArguments, &I::p2p<false, Completion::blocking>},
+    {"irecv", kRecvArguments, &I::p2p<false, Completion::request>},
+    {"start", {3, 0, "ENDPOINT TAG BYTES [DTYPE]"}, &I::persistent_start},
+    {"wait", {3, 0, "SRC DST TAG"}, &I::wait},
+    {"waitall", kNoArguments, &I::wait_all},
+    {"sendrecv", {4, 0, "SENDCOUNT DST RECVCOUNT SRC [DT1 [DT2]]"}, &I::sendrecv},
+    {"barrier", kNoArguments, &I::barrier},
+    {"bcast", {1, 0, "COUNT [ROOT [DTYPE]]"}, &I::bcast},
+    {"reduce", {2, 0, "COUNT COMP [ROOT [DTYPE]]"}, &I::reduce},
+    {"allreduce", {2, 0, "COUNT COMP [DTYPE]"}, &I::allreduce},
+    {"alltoall", {2, 0, "SENDCOUNT RECVCOUNT [DT1 [DT2]]"}, &I::one_count<OpKind::all_to_all>},
+    {"allgather", {2, 0, "SENDCOUNT RECVCOUNT [DT1 [DT2]]"},
+     &I::one_count<OpKind::all_gather>},
+    {"gather", kRootedArguments, &I::rooted_exchange<OpKind::gather>},
+    {"scatter", kRootedArguments, &I::rooted_exchange<OpKind::scatter>},
+    {"reducescatter", {1, 1, "RECVCOUNT per rank, COMP [DTYPE]"}, &I::reduce_scatter,
+     &I::refuse_block_reduce_scatter},
+    {"scan", {2, 0, "COUNT COMP [DTYPE]"}, &I::scan},
+    {"exscan", {2, 0, "COUNT COMP [DTYPE]"}, &I::scan},
+    {"gatherv", {1, 1, "SENDCOUNT RECVCOUNTS..."}, &I::gatherv},
+    {"scatterv", {1, 1, "SENDCOUNTS... RECVCOUNT [ROOT [DT1 [DT2]]]"}, &I::scatterv},
+    {"allgatherv", {1, 1, "SENDCOUNT RECVCOUNTS... [DT1 [DT2]]"}, &I::allgatherv},
+    {"alltoallv", {2, 2, "SENDSIZE SENDCOUNTS... RECVSIZE RECVCOUNTS... [DT1 [DT2]]"},
+     &I::alltoallv},
+};
+
+const Importer::Action* Importer::find_action(std::string_view name) {
+  for (const Action& action : kActions) {
+    if (action.name == name) return &action;
+  }
+  return nullptr;
+}
 
 /// A listed file's text; an error names the index line that listed it.
 std::string read_listed_file(const std::filesystem::path& path, std::string_view cited_by) {

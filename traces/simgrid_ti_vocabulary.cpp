@@ -7,91 +7,88 @@
 
 namespace ranklab::detail {
 
+namespace {
+
+using D = DataType;
+
+/// SMPI's datatype table (smpi_datatype.cpp), indexed by its id: what one element of each
+/// is in ranklab's types.
+constexpr ElementType kSmpiTypes[] = {
+    {D::f64, 1},  //  0 double
+    {D::i32, 1},  //  1 int
+    {D::u8, 1},   //  2 char
+    {D::u8, 2},   //  3 short
+    {D::i64, 1},  //  4 long
+    {D::f32, 1},  //  5 float
+    {D::u8, 1},   //  6 byte
+    {D::i64, 1},  //  7
+    {D::u8, 1},   //  8
+    {D::u8, 1},   //  9
+    {D::u8, 2},   // 10 16-bit integers
+    {D::i32, 1},  // 11
+    {D::i64, 1},  // 12
+    {D::i64, 1},  // 13
+    {D::u8, 16},  // 14
+    {D::i32, 1},  // 15 wchar_t
+    {D::u8, 1},   // 16
+    {D::u8, 1},   // 17
+    {D::u8, 2},   // 18 16-bit integers
+    {D::i32, 1},  // 19
+    {D::i64, 1},  // 20
+    {D::u8, 1},   // 21
+    {D::u8, 2},   // 22 16-bit integers
+    {D::i32, 1},  // 23
+    {D::i64, 1},  // 24
+    {D::f32, 2},  // 25 pairs of floats
+    {D::f64, 2},  // 26 pairs of doubles
+    {D::u8, 32},  // 27
+    {D::i64, 1},  // 28
+    {D::i64, 1},  // 29
+    {D::u8, 8},   // 30 float_int
+    {D::u8, 16},  // 31
+    {D::u8, 16},  // 32
+    {D::u8, 8},   // 33 short_int
+    {D::i32, 2},  // 34
+    {D::f32, 2},  // 35 pairs of floats
+    {D::f64, 2},  // 36 pairs of doubles
+    {D::i64, 2},  // 37
+    {D::f32, 1},  // 38 real
+    {D::f32, 1},  // 39 real4
+    {D::f64, 1},  // 40 real8
+    {D::u8, 16},  // 41
+    {D::f32, 2},  // 42 pairs of floats
+    {D::f64, 2},  // 43 pairs of doubles
+    {D::f64, 2},  // 44 pairs of doubles
+    {D::i32, 1},  // 45
+    {D::u8, 2},   // 46 16-bit integers
+    {D::i32, 1},  // 47
+    {D::i64, 1},  // 48
+    {D::u8, 16},  // 49
+    {D::u8, 32},  // 50
+    {D::u8, 1},   // 51
+    {D::f32, 2},  // 52 pairs of floats
+    {D::f64, 2},  // 53 pairs of doubles
+    {D::u8, 32},  // 54
+    {D::u8, 1},   // 55 no entry: bytes
+    {D::u8, 1},   // 56 no entry: bytes
+    {D::u8, 1},   // 57
+    {D::u8, 8},   // 58 pointers
+    {D::i64, 1},  // 59
+};
+
+}  // namespace
+
 ElementType smpi_type(std::int64_t id) {
-  using D = DataType;
-  switch (id) {
-    case 0:
-    case 40:
-      return {D::f64, 1};  // double, real8
-    case 1:
-    case 11:
-    case 19:
-    case 23:
-    case 45:
-    case 47:
-      return {D::i32, 1};
-    case 2:
-    case 6:
-    case 8:
-    case 9:
-    case 16:
-    case 17:
-    case 21:
-    case 51:
-    case 57:
-      return {D::u8, 1};
-    case 3:
-    case 10:
-    case 18:
-    case 22:
-    case 46:
-      return {D::u8, 2};  // 16-bit integers
-    case 4:
-    case 7:
-    case 12:
-    case 13:
-    case 20:
-    case 24:
-    case 28:
-    case 29:
-    case 48:
-    case 59:
-      return {D::i64, 1};
-    case 5:
-    case 38:
-    case 39:
-      return {D::f32, 1};  // float, real, real4
-    case 15:
-      return {D::i32, 1};  // wchar_t
-    case 25:
-    case 35:
-    case 42:
-    case 52:
-      return {D::f32, 2};  // pairs of floats
-    case 26:
-    case 36:
-    case 43:
-    case 44:
-    case 53:
-      return {D::f64, 2};
-    case 34:
-      return {D::i32, 2};
-    case 37:
-      return {D::i64, 2};
-    case 30:
-    case 33:
-      return {D::u8, 8};  // float_int, short_int
-    case 14:
-    case 31:
-    case 32:
-    case 41:
-    case 49:
-      return {D::u8, 16};
-    case 27:
-    case 50:
-    case 54:
-      return {D::u8, 32};
-    case 58:
-      return {D::u8, 8};  // pointers
-    default:
-      return {D::u8, 1};  // derived types: bytes
+  if (id < 0 || id >= static_cast<std::int64_t>(std::size(kSmpiTypes))) {
+    return {D::u8, 1};  // derived types: bytes
   }
+  return kSmpiTypes[id];
 }
 
 bool is_nonblocking_collective(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "ibarrier", "ibcast",   "ireduce",   "iallreduce",    "iallgather",
-      "igather",  "iscatter", "ialltoall", "ireducescatter"};
+  static constexpr std::string_view kNames[] = {"ibarrier",   "ibcast",     "ireduce",
+                                                "iallreduce", "iallgather", "igather",
+                                                "iscatter",   "ialltoall",  "ireducescatter"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 

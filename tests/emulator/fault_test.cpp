@@ -23,9 +23,12 @@ ClusterOptions with_faults(const ClusterParam& p, std::vector<std::string> fault
 }
 
 // Rank r sends its rank to r + 1 (tag 0) and receives from r - 1, in a chain from rank 0.
+// kChainRecvLine: the line of its recv, which reports name (its static_assert keeps it so).
+constexpr int kChainRecvLine = __LINE__ + 5;
 void chain(Communicator& world) {
   const int me = world.rank(), n = world.size();
   std::int32_t value = me;
+  static_assert(kChainRecvLine == __LINE__ + 1);
   if (me > 0) world.recv(std::span(&value, 1), me - 1, /*tag=*/0);
   if (me + 1 < n) world.send(std::span<const std::int32_t>(&value, 1), me + 1, /*tag=*/0);
 }
@@ -80,9 +83,11 @@ TEST_P(FaultTest, DropIsNamedInTheDeadlockReport) {
   EXPECT_EQ(report.culprit.kind, "lost-message") << report.culprit.text;
   EXPECT_EQ(report.culprit.ranks, (std::vector<int>{0, 1}));
   EXPECT_TRUE(contains(report.culprit.text,
-                       "rank 1 waits in recv from rank 0 tag 0 in world (1 x i32), op #0 at "
-                       "tests/emulator/fault_test.cpp:29 (chain), one "
-                       "message short: fault drop:0->1#0 dropped rank 0's send op #0 to it"));
+                       fmt::format("rank 1 waits in recv from rank 0 tag 0 in world (1 x i32), "
+                                   "op #0 at tests/emulator/fault_test.cpp:{} (chain), one "
+                                   "message short: fault drop:0->1#0 dropped rank 0's send op "
+                                   "#0 to it",
+                                   kChainRecvLine)));
   ASSERT_EQ(report.faults.size(), 1u);
   EXPECT_TRUE(contains(report.faults[0], "drop:0->1#0 fired: rank 0's send op #0 to rank 1 tag 0 "
                                          "in world (1 x i32) was lost"));

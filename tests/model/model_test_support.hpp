@@ -3,10 +3,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -14,6 +12,7 @@
 
 #include "model/kernels/dispatch.hpp"
 #include "model/tensor.hpp"
+#include "tests/support/temp_dir.hpp"  // TempDir, for the tests that write files
 
 // Expects `statement` to throw `Type` whose what() contains `substring` (fmt's gtest-extra
 // idea): error messages are part of the interface.
@@ -79,28 +78,5 @@ template <typename A>
 double max_abs(const A& a) {
   return a.size() == 0 ? 0.0 : a.template cast<double>().cwiseAbs().maxCoeff();
 }
-
-/// A fresh directory under the system temp directory, removed with its contents at scope end.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("ranklab_model_" + tag + "_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace ranklab::testing

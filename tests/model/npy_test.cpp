@@ -233,7 +233,7 @@ TEST(NpyTest, ErrorsNameThePathAndTheReason) {
                    "bad.npy: cannot write shape [3] from 2 values");
   EXPECT_THROW_MSG(
       write_npy<float>(dir.path() / "no" / "dir.npy", three, std::vector<float>{1, 2, 3}),
-      TraceError, "dir.npy: cannot open for writing");
+      TraceError, "dir.npy: cannot write the array (No such file or directory)");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "cli/schedule_dry_run.hpp"
 #include "model/schedule_builders.hpp"
 #include "model/schedule_validator.hpp"
+#include "model/step_options.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 
 namespace ranklab {
@@ -168,6 +169,23 @@ TEST(ScheduleTest, BadSpecsAreOneLine) {
   EXPECT_THROW_MSG(parse_schedule_kind("zigzag"), UsageError,
                    "unknown schedule 'zigzag': expected seed, gpipe, 1f1b or interleaved");
   EXPECT_EQ(parse_schedule_kind("1f1b"), ScheduleKind::one_f_one_b);
+}
+
+//! Every schedule and TP collective reads back from its name (one table each); --tp-comm
+//! also takes the collective's own name, all_reduce.
+TEST(ScheduleTest, NamesReadBack) {
+  for (const ScheduleKind kind : {ScheduleKind::seed, ScheduleKind::gpipe,
+                                  ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
+    EXPECT_EQ(parse_schedule_kind(to_string(kind)), kind) << to_string(kind);
+  }
+  EXPECT_EQ(to_string(ScheduleKind::interleaved), "interleaved");
+  for (const TpComm comm : {TpComm::all_reduce, TpComm::sequence_parallel}) {
+    EXPECT_EQ(parse_tp_comm(to_string(comm)), comm) << to_string(comm);
+  }
+  EXPECT_EQ(to_string(TpComm::sequence_parallel), "sp");
+  EXPECT_EQ(parse_tp_comm("all_reduce"), TpComm::all_reduce);
+  EXPECT_THROW_MSG(parse_tp_comm("ring"), UsageError,
+                   "unknown --tp-comm 'ring': expected allreduce");
 }
 
 }  // namespace

@@ -240,11 +240,18 @@ TEST(RoundTripTest, FileRoundTrip) {
   std::filesystem::remove(path);
 }
 
-//! A file that cannot be created is a TraceError naming the path and the reason.
+//! A file that cannot be created is a TraceError naming the path and the reason, as every
+//! output file's (write_output_file): was "cannot open trace file for writing (...)".
 TEST(RoundTripTest, UnwritablePathIsATraceError) {
   EXPECT_THROW_MSG(write_trace_file("/nonexistent-ranklab-dir/t.jsonl", sample_trace()), TraceError,
-                   "/nonexistent-ranklab-dir/t.jsonl: cannot open trace file for writing "
+                   "/nonexistent-ranklab-dir/t.jsonl: cannot write the trace "
                    "(No such file or directory)");
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("ranklab_regular_" + std::to_string(::getpid()));
+  std::ofstream(file) << "a regular file\n";
+  EXPECT_THROW_MSG(write_trace_file(file / "t.jsonl", sample_trace()), TraceError,
+                   (file / "t.jsonl").string() + ": cannot write the trace (Not a directory)");
+  std::filesystem::remove(file);
 }
 
 //! The example in traces/FORMAT.md is a valid trace, in the writer's exact bytes.

@@ -141,7 +141,7 @@ TEST(SinkTest, JsonlFileSinkReportsUnwritablePath) {
   JsonlFileSink sink("/nonexistent-ranklab-dir/run.jsonl");
   sink.record(trace_samples::p2p_event(OpKind::send, 0, 0, 1, 0, {0, 0}, 1));
   EXPECT_THROW_MSG(sink.finish(sample_trace().header), TraceError,
-                   "/nonexistent-ranklab-dir/run.jsonl: cannot open trace file for writing "
+                   "/nonexistent-ranklab-dir/run.jsonl: cannot write the trace "
                    "(No such file or directory)");
 }
 
