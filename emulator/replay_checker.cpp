@@ -21,6 +21,25 @@ ReplayChecker::ReplayChecker(const Trace& recorded, const MessageLinks& links,
   }
 }
 
+namespace {
+
+/// The index of the recorded event numbered `seq`, or events.size() if there is none. A
+/// rank's operations are numbered 0, 1, 2, ... unless a hand-edited trace has gaps, so the
+/// event at index `seq` is looked at first: one cache line, where a binary search over a
+/// rank of 2,000 events touches eleven (a tenth of a replay's time at 512 ranks).
+std::size_t recorded_index(const std::vector<TraceEvent>& events, std::uint64_t seq) {
+  if (seq < events.size() && events[static_cast<std::size_t>(seq)].rank_seq == seq) {
+    return static_cast<std::size_t>(seq);
+  }
+  const auto it =
+      std::lower_bound(events.begin(), events.end(), seq,
+                       [](const TraceEvent& e, std::uint64_t s) { return e.rank_seq < s; });
+  if (it == events.end() || it->rank_seq != seq) return events.size();
+  return static_cast<std::size_t>(it - events.begin());
+}
+
+}  // namespace
+
 void ReplayChecker::record(const TraceEvent& event) {
   if (forward_) {
     // The replayed trace says nothing about payloads: no hashes of the synthetic zeros, so
@@ -31,12 +50,10 @@ void ReplayChecker::record(const TraceEvent& event) {
     forward_->record(forwarded);
   }
   const auto& events = recorded_.ranks[static_cast<std::size_t>(event.rank)];
-  const auto it =
-      std::lower_bound(events.begin(), events.end(), event.rank_seq,
-                       [](const TraceEvent& e, std::uint64_t seq) { return e.rank_seq < seq; });
+  const std::size_t index = recorded_index(events, event.rank_seq);
   // Replay issues recorded operations only, with their recorded numbers.
-  if (it == events.end() || it->rank_seq != event.rank_seq) return;
-  const auto index = static_cast<std::size_t>(it - events.begin());
+  if (index == events.size()) return;
+  const TraceEvent& recorded = events[index];
   RankCheck& check = ranks_[static_cast<std::size_t>(event.rank)];
   if (check.seen[index]) return;  // recorded once; cannot happen, but never count twice
   check.seen[index] = true;
@@ -44,10 +61,9 @@ void ReplayChecker::record(const TraceEvent& event) {
   if (event.status == OpStatus::pending) check.stuck.push_back(index);
   if (check.last == SIZE_MAX || index > check.last) check.last = index;
 
-  std::vector<std::string_view> fields =
-      differing_fields(*it, recorded_.header, event, recorded_.header);
   // Synthetic payloads: the replayed hash says nothing about the recorded one.
-  std::erase(fields, std::string_view("hash"));
+  std::vector<std::string_view> fields =
+      differing_fields(recorded, recorded_.header, event, recorded_.header, HashField::ignored);
   if (fields.empty()) {
     if (check.linked[index] && event.op == OpKind::recv) ++reproduced_messages_;
     return;

@@ -160,11 +160,13 @@ const std::vector<std::string_view>& compared_fields() {
 }
 
 std::vector<std::string_view> differing_fields(const TraceEvent& a, const TraceHeader& a_header,
-                                               const TraceEvent& b, const TraceHeader& b_header) {
+                                               const TraceEvent& b, const TraceHeader& b_header,
+                                               HashField hash) {
   const Side sa{a, a_header};
   const Side sb{b, b_header};
   std::vector<std::string_view> out;
   for (const Field& field : kFields) {
+    if (hash == HashField::ignored && field.name == "hash") continue;
     if (!field.equal(sa, sb)) out.push_back(field.name);
   }
   return out;
