@@ -21,25 +21,6 @@ ReplayChecker::ReplayChecker(const Trace& recorded, const MessageLinks& links,
   }
 }
 
-namespace {
-
-/// The index of the recorded event numbered `seq`, or events.size() if there is none. A
-/// rank's operations are numbered 0, 1, 2, ... unless a hand-edited trace has gaps, so the
-/// event at index `seq` is looked at first: one cache line, where a binary search over a
-/// rank of 2,000 events touches eleven (a tenth of a replay's time at 512 ranks).
-std::size_t recorded_index(const std::vector<TraceEvent>& events, std::uint64_t seq) {
-  if (seq < events.size() && events[static_cast<std::size_t>(seq)].rank_seq == seq) {
-    return static_cast<std::size_t>(seq);
-  }
-  const auto it =
-      std::lower_bound(events.begin(), events.end(), seq,
-                       [](const TraceEvent& e, std::uint64_t s) { return e.rank_seq < s; });
-  if (it == events.end() || it->rank_seq != seq) return events.size();
-  return static_cast<std::size_t>(it - events.begin());
-}
-
-}  // namespace
-
 void ReplayChecker::record(const TraceEvent& event) {
   if (forward_) {
     // The replayed trace says nothing about payloads: no hashes of the synthetic zeros, so
@@ -50,7 +31,7 @@ void ReplayChecker::record(const TraceEvent& event) {
     forward_->record(forwarded);
   }
   const auto& events = recorded_.ranks[static_cast<std::size_t>(event.rank)];
-  const std::size_t index = recorded_index(events, event.rank_seq);
+  const std::size_t index = event_index(events, event.rank_seq);
   // Replay issues recorded operations only, with their recorded numbers.
   if (index == events.size()) return;
   const TraceEvent& recorded = events[index];
