@@ -20,7 +20,9 @@ Sections (--only picks some):
   algorithms every all_reduce algorithm at 8 ranks and 4 B ... 64 MiB, the memcpy bound,
              broadcast and reduce direct vs tree, threads 1 and 2 (emulator_bench, once)
   dense      the dense forward+backward vs Eigen's FLOP rate, default and -march=native
-  replay     `ranklab replay` events per second (replay_bench, once)
+  replay     `ranklab replay` events per second (replay_bench, once), and `ranklab replay FILE`
+             end to end, reading included, on one core (taskset) on bench/big_trace.sh's
+             512-rank, 1 M-event trace (3 runs)
   explore    `ranklab explore --run` schedules per second of the seed step with --jobs 1 and 2
              and their ratio (issue 19 §4), where the build has that command
   mpi        the MPI backend (issue 12 §6), 8 processes: all_reduce of 1, 1 Ki and 1 Mi floats
@@ -62,6 +64,11 @@ SCALE_RANKLAB_ONLY = [65536]
 SCALE_MILLION = 1048576  # threads 1 only: issue 19 §3
 EXPLORE_RUNS = 2000  # schedules per explore run (issue 19 §4)
 EXPLORE_JOBS = [1, 2]
+# The replay section's end-to-end trace (bench/big_trace.sh's), replayed pinned to one core
+# (the floor is per core) this many times.
+BIG_TRACE = ["--scenario", "allreduce", "--algo", "ring", "--world", "512", "--count", "512"]
+ONE_CORE = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+REPLAY_END_TO_END_RUNS = 3
 
 # SMPI's documented speed options (../shared/bench/mpi/README.md): "fast" for 8 ranks, plus
 # log-depth collectives ("fast_tree") at scale.
@@ -275,6 +282,22 @@ class Compare:
         r = gbench(self.bin("bench", "replay_bench"), "BM_Replay",
                    ["--benchmark_repetitions=2"], timeout=900)
         self.add("replay/ranklab", r)
+        # Issue 17 §3: `ranklab replay FILE` end to end (reading and replay) on one core, on
+        # bench/big_trace.sh's trace: a ring all_reduce of 512 i64 over 512 ranks, 1,047,040
+        # events, 259 MB, made by ranklab itself.
+        ranklab = self.bin("cli", "ranklab")
+        trace = os.path.join(self.work, "big.jsonl")
+        made = run([ranklab, "run", *BIG_TRACE, "--trace", trace], 600)
+        if made["rc"] != 0:
+            return
+        for _ in range(REPLAY_END_TO_END_RUNS):
+            r = run([*ONE_CORE, ranklab, "replay", trace], 600)
+            m = re.search(r"operations: (\d+) of (\d+) re-issued", r["stdout"])
+            r["events"] = int(m.group(2)) if m else None
+            r["trace_mib"] = os.path.getsize(trace) / 2**20
+            r["stdout"] = r["stdout"][-2000:]
+            self.add("replay/end_to_end", r)
+        os.remove(trace)
 
     def explore(self, round_):
         ranklab = self.bin("cli", "ranklab")

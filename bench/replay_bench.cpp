@@ -12,6 +12,8 @@
 //   exchange  pairs of ranks swap 1 float with blocking send/recv (even ranks send first)
 //   allreduce a native all_reduce of 1 float per step (1 event per rank per step)
 //   mixed     ring laps, then an all_reduce every 8 laps, with `--algo ring` every 64
+//   ring_allreduce_512  bench/big_trace.sh's: one `--algo ring` all_reduce of 512 i64 and a
+//             barrier over 512 ranks (1,047,040 events), where 512 ranks take turns
 // Arguments: threads (the replay cluster's worker threads). Counters: events_per_s (real
 // time) and events_per_cpu_s (CPU time of the whole process, all threads).
 //
@@ -49,6 +51,7 @@ namespace ranklab::bench {
 namespace {
 
 constexpr int kWorld = 8;
+constexpr int kBigWorld = 512;  ///< bench/big_trace.sh's trace
 constexpr std::uint64_t kMinEvents = std::uint64_t{1} << 20;
 
 using Program = std::function<void(Communicator&, int steps)>;
@@ -60,9 +63,9 @@ std::uint64_t event_count(const Trace& trace) {
 }
 
 /// Records `program` with `steps` steps per rank; aborts the benchmark binary if it fails.
-Trace record(const Program& program, int steps) {
+Trace record(const Program& program, int steps, int world = kWorld) {
   ClusterOptions options;
-  options.world_size = kWorld;
+  options.world_size = world;
   auto sink = std::make_shared<MemorySink>();
   options.trace_sink = sink;
   Cluster cluster(options);
@@ -110,6 +113,14 @@ void mixed(Communicator& comm, int steps) {
   }
 }
 
+/// bench/big_trace.sh's program (`ranklab run --scenario allreduce --algo ring --world 512
+/// --count 512`): one ring all_reduce of 512 i64, then a barrier; 1,047,040 events at 512 ranks.
+void ring_allreduce(Communicator& comm, int) {
+  std::vector<std::int64_t> x(512, comm.rank());
+  comm.all_reduce(std::span(x), {.algorithm = Algorithm::ring});
+  comm.barrier();
+}
+
 /// The recorded traces, made once per process. Steps are chosen so each holds >= 1 M events.
 const Trace& trace_of(const std::string& name) {
   static std::map<std::string, Trace> traces;
@@ -119,6 +130,7 @@ const Trace& trace_of(const std::string& name) {
   if (name == "exchange") trace = record(exchange, kMinEvents / (2 * kWorld));
   if (name == "allreduce") trace = record(allreduce, kMinEvents / kWorld);
   if (name == "mixed") trace = record(mixed, kMinEvents / (2 * kWorld));
+  if (name == "ring_allreduce_512") trace = record(ring_allreduce, 1, kBigWorld);
   return traces.emplace(name, std::move(trace)).first->second;
 }
 
@@ -153,6 +165,9 @@ void BM_ReplayRing(benchmark::State& state) { replay_benchmark(state, "ring"); }
 void BM_ReplayExchange(benchmark::State& state) { replay_benchmark(state, "exchange"); }
 void BM_ReplayAllReduce(benchmark::State& state) { replay_benchmark(state, "allreduce"); }
 void BM_ReplayMixed(benchmark::State& state) { replay_benchmark(state, "mixed"); }
+void BM_ReplayRingAllReduce512(benchmark::State& state) {
+  replay_benchmark(state, "ring_allreduce_512");
+}
 
 /// Reading the ring trace back from its JSON Lines text (in memory, so no disk in it).
 void BM_ReadTrace(benchmark::State& state) {
@@ -238,6 +253,11 @@ BENCHMARK(BM_ReplayAllReduce)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_ReplayMixed)->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReplayRingAllReduce512)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_ReadTrace)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReadReplayFile)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReadStatsFile)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -31,12 +31,10 @@ void ReplayChecker::record(const TraceEvent& event) {
     forward_->record(forwarded);
   }
   const auto& events = recorded_.ranks[static_cast<std::size_t>(event.rank)];
-  const auto it =
-      std::lower_bound(events.begin(), events.end(), event.rank_seq,
-                       [](const TraceEvent& e, std::uint64_t seq) { return e.rank_seq < seq; });
+  const std::size_t index = event_index(events, event.rank_seq);
   // Replay issues recorded operations only, with their recorded numbers.
-  if (it == events.end() || it->rank_seq != event.rank_seq) return;
-  const auto index = static_cast<std::size_t>(it - events.begin());
+  if (index == events.size()) return;
+  const TraceEvent& recorded = events[index];
   RankCheck& check = ranks_[static_cast<std::size_t>(event.rank)];
   if (check.seen[index]) return;  // recorded once; cannot happen, but never count twice
   check.seen[index] = true;
@@ -44,10 +42,9 @@ void ReplayChecker::record(const TraceEvent& event) {
   if (event.status == OpStatus::pending) check.stuck.push_back(index);
   if (check.last == SIZE_MAX || index > check.last) check.last = index;
 
-  std::vector<std::string_view> fields =
-      differing_fields(*it, recorded_.header, event, recorded_.header);
   // Synthetic payloads: the replayed hash says nothing about the recorded one.
-  std::erase(fields, std::string_view("hash"));
+  std::vector<std::string_view> fields =
+      differing_fields(recorded, recorded_.header, event, recorded_.header, HashField::ignored);
   if (fields.empty()) {
     if (check.linked[index] && event.op == OpKind::recv) ++reproduced_messages_;
     return;

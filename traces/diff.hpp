@@ -28,9 +28,14 @@ namespace ranklab {
 /// Field names in the order diff compares them (the list above).
 const std::vector<std::string_view>& compared_fields();
 
+/// Whether differing_fields compares payload hashes: replay leaves them out (its payloads
+/// are synthetic), and so allocates nothing for an event that matches.
+enum class HashField { compared, ignored };
+
 /// The compared fields where `a` and `b` differ, in compared_fields() order.
 std::vector<std::string_view> differing_fields(const TraceEvent& a, const TraceHeader& a_header,
-                                               const TraceEvent& b, const TraceHeader& b_header);
+                                               const TraceEvent& b, const TraceHeader& b_header,
+                                               HashField hash = HashField::compared);
 
 /// The first difference on one rank.
 struct RankDivergence {

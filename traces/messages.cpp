@@ -6,23 +6,33 @@ namespace ranklab {
 namespace {
 
 /// The send that `recv` names, if the trace holds it and it was sent to this receiver.
-/// A rank's events are in rank_seq order (the reader sorts them), so this is a binary search.
+/// A rank's events are in rank_seq order (the reader sorts them): event_index finds it.
 const TraceEvent* find_send(const Trace& trace, const TraceEvent& recv, std::size_t* index) {
   const MessageId id = recv.msg;
   if (!id.valid() || id.sender < 0 || static_cast<std::size_t>(id.sender) >= trace.ranks.size()) {
     return nullptr;
   }
   const auto& events = trace.ranks[static_cast<std::size_t>(id.sender)];
-  const auto it = std::lower_bound(
-      events.begin(), events.end(), id.sender_seq,
-      [](const TraceEvent& event, std::uint64_t seq) { return event.rank_seq < seq; });
-  if (it == events.end() || it->rank_seq != id.sender_seq) return nullptr;
-  if (it->op != OpKind::send || it->peer != recv.rank || recv.peer != id.sender) return nullptr;
-  *index = static_cast<std::size_t>(it - events.begin());
-  return &*it;
+  const std::size_t found = event_index(events, id.sender_seq);
+  if (found == events.size()) return nullptr;
+  const TraceEvent& send = events[found];
+  if (send.op != OpKind::send || send.peer != recv.rank || recv.peer != id.sender) return nullptr;
+  *index = found;
+  return &send;
 }
 
 }  // namespace
+
+std::size_t event_index(const std::vector<TraceEvent>& events, std::uint64_t seq) {
+  if (seq < events.size() && events[static_cast<std::size_t>(seq)].rank_seq == seq) {
+    return static_cast<std::size_t>(seq);
+  }
+  const auto it = std::lower_bound(
+      events.begin(), events.end(), seq,
+      [](const TraceEvent& event, std::uint64_t s) { return event.rank_seq < s; });
+  if (it == events.end() || it->rank_seq != seq) return events.size();
+  return static_cast<std::size_t>(it - events.begin());
+}
 
 MessageLinks link_messages(const Trace& trace) {
   MessageLinks result;

@@ -34,6 +34,13 @@ struct MessageLinks {
   std::uint64_t dangling_receives = 0;
 };
 
+/// The index in `events` (one rank's, in rank_seq order) of the event numbered `seq`, or
+/// events.size() if there is none. Ranks number their operations 0, 1, 2, ... unless a
+/// hand-edited trace has gaps, so the event at index `seq` is looked at first: one cache
+/// line, where a binary search over a rank of 2,000 events touches eleven (at 512 ranks,
+/// a tenth of a replay's time went there).
+std::size_t event_index(const std::vector<TraceEvent>& events, std::uint64_t seq);
+
 /// Joins receives to sends. Sends without a receive (pending, or eager sends whose
 /// receiver never came) are normal in a deadlocked run and are simply not linked.
 MessageLinks link_messages(const Trace& trace);

@@ -156,9 +156,17 @@ TEST(ReplayTest, DeadlockReplaysIntoTheSameReport) {
     world.recv(std::span(v), (world.rank() + 1) % world.size(), 2);  // nobody sends tag 2
     sent.wait();
   };
+  // Replay gives the fabric a call site only where it changes (ReplayPlan::new_site): the
+  // blocked receive must still be named at its own line, not the barriers' before it.
+  const auto site_changes_before_the_wait = [](Communicator& world) {
+    std::vector<int> v(1);
+    for (int i = 0; i < 3; ++i) world.barrier();
+    if (world.rank() == 0) world.recv(std::span(v), 1, 9);  // nobody sends tag 9
+  };
   using Program = std::function<void(Communicator&)>;
-  for (const Program& program :
-       std::vector<Program>{send_send, missing_barrier, blocked_in_recv_with_send_open}) {
+  for (const Program& program : std::vector<Program>{send_send, missing_barrier,
+                                                     blocked_in_recv_with_send_open,
+                                                     site_changes_before_the_wait}) {
     const Recording rec = record(3, program);
     ASSERT_EQ(rec.report.status, RunStatus::deadlock);
     const ReplayReport report = replay(rec.trace, ClusterParam{3, "rank-order", 1});

@@ -41,6 +41,25 @@ TEST(MessagesTest, RingLinksEveryMessage) {
 
 //! Lamport axis: L occupies [L, L+1) ticks; each rank's order is by time, not rank_seq
 //! (an irecv posted first completes last).
+//! event_index finds an event by its rank_seq: where numbers are their indices, and where a
+//! hand-edited trace has gaps (the event at index `seq` is then another one, or none).
+TEST(MessagesTest, EventIndexFindsNumbersWithAndWithoutGaps) {
+  std::vector<TraceEvent> events(4);
+  for (std::size_t i = 0; i < events.size(); ++i) events[i].rank_seq = i;
+  EXPECT_EQ(event_index(events, 0), 0u);
+  EXPECT_EQ(event_index(events, 3), 3u);
+  EXPECT_EQ(event_index(events, 4), 4u);  // none: events.size()
+  const std::uint64_t numbers[] = {0, 2, 3, 7};
+  for (std::size_t i = 0; i < events.size(); ++i) events[i].rank_seq = numbers[i];
+  EXPECT_EQ(event_index(events, 2), 1u);  // events[2] is numbered 3
+  EXPECT_EQ(event_index(events, 3), 2u);
+  EXPECT_EQ(event_index(events, 7), 3u);
+  EXPECT_EQ(event_index(events, 1), 4u);  // in a gap
+  EXPECT_EQ(event_index(events, 5), 4u);
+  EXPECT_EQ(event_index(events, 8), 4u);
+  EXPECT_EQ(event_index({}, 0), 0u);
+}
+
 TEST(TimelineTest, LamportPlacementAndOrder) {
   Trace trace;
   trace.header.world_size = 2;
