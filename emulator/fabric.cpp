@@ -459,7 +459,7 @@ void Fabric::declare_watchdog(int rank, const Operation& op) {
   wait_graph_ = snapshot_wait_graph(graph);
   std::string summary = fmt::format("watchdog: rank {} waited more than {} ms in {}", rank,
                                     options_.timeout.count(), describe_pending(op));
-  culprit_ = naming({"watchdog", summary, {rank}}, {&op});
+  culprit_ = naming({CulpritKind::watchdog, summary, {rank}}, {&op});
   FailureAnalysis analysis = deadlock_analysis(graph, rank);
   auto cause = std::make_exception_ptr(TimeoutError(summary));
   abort(RunStatus::deadlock, rank, cause, std::move(summary), std::move(analysis));

@@ -55,7 +55,7 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
             !tag_matches(recv->tag, lost.tag)) {
           continue;
         }
-        return naming({"lost-message",
+        return naming({CulpritKind::lost_message,
                 fmt::format("rank {} waits in {}, one message short: fault {} dropped rank {}'s "
                             "send op #{} to it (tag {}, {} x {}) in {}",
                             recv->rank, describe_pending(*recv), lost.fault, lost.src,
@@ -76,16 +76,17 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
       const bool same_group = send->group == recv->group;
       const bool same_source = wanted == kNoRank || send->rank == wanted;
       const bool same_tag = tag_matches(recv->tag, send->tag);
-      std::string kind, why;
+      CulpritKind kind = CulpritKind::none;
+      std::string why;
       if (same_group && same_source && !same_tag) {
-        kind = "tag-mismatch";
+        kind = CulpritKind::tag_mismatch;
         why = fmt::format("rank {} sent it tag {} instead", send->rank, send->tag);
       } else if (same_group && same_tag && !same_source) {
-        kind = "source-mismatch";
+        kind = CulpritKind::source_mismatch;
         why = fmt::format("the message with that tag came from rank {}, not rank {}", send->rank,
                           wanted);
       } else if (!same_group && same_source && same_tag) {
-        kind = "group-mismatch";
+        kind = CulpritKind::group_mismatch;
         why = fmt::format("rank {} sent it in {} instead", send->rank, send->group->name());
       } else {
         continue;
@@ -112,7 +113,7 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
         }
       }
       const Operation& op = *ranks_[r]->waiting_on;
-      return naming({"missing-participant",
+      return naming({CulpritKind::missing_participant,
               fmt::format("rank {} returned while rank{} {} wait{} for it (rank {} in {})", target,
                           waiters.size() == 1 ? "" : "s", and_list(waiters),
                           waiters.size() == 1 ? "s" : "", r, describe_pending(op)),
@@ -122,7 +123,7 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
   }
 
   if (graph.cycles.empty()) {
-    return {"deadlock", "every live rank waits for a rank that is blocked elsewhere", {}};
+    return {CulpritKind::deadlock, "every live rank waits for a rank that is blocked elsewhere", {}};
   }
   const std::vector<int>& cycle = graph.cycles.front();
   const std::vector<int> members(cycle.begin(), cycle.end() - 1);
@@ -139,7 +140,7 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
   }
   const auto n = static_cast<int>(members.size());
   if (sends == n) {
-    return naming({"send-cycle",
+    return naming({CulpritKind::send_cycle,
             fmt::format("ranks {} each block in a send to the next before receiving, and a "
                         "rendezvous send completes only when its receive is posted (cycle {}){}",
                         and_list(members), detail::format_cycle(cycle), calls),
@@ -147,7 +148,7 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
                   ops);
   }
   if (recvs == n) {
-    return naming({"recv-cycle",
+    return naming({CulpritKind::recv_cycle,
             fmt::format("ranks {} each block in a receive from the next before sending (cycle "
                         "{}){}",
                         and_list(members), detail::format_cycle(cycle), calls),
@@ -155,14 +156,14 @@ Culprit Fabric::diagnose_deadlock(const detail::WaitGraph& graph) const {
                   ops);
   }
   if (collectives > 0) {
-    return naming({"collective-vs-p2p",
+    return naming({CulpritKind::collective_vs_p2p,
             fmt::format("ranks {} disagree on what comes next: some are in a collective the "
                         "others never join, the others in a send or receive (cycle {}){}",
                         and_list(members), detail::format_cycle(cycle), calls),
             members},
                   ops);
   }
-  return naming({"p2p-cycle",
+  return naming({CulpritKind::p2p_cycle,
           fmt::format("ranks {} wait for each other in sends and receives (cycle {}){}",
                       and_list(members), detail::format_cycle(cycle), calls),
           members},

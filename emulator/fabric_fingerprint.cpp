@@ -145,7 +145,7 @@ bool Fabric::declare_order_mismatch(const detail::WaitGraph& graph) {
     }
     std::vector<const detail::Operation*> ops;
     for (const int r : blamed) ops.push_back(ranks_[static_cast<std::size_t>(r)]->waiting_on);
-    culprit_ = naming({"collective-order",
+    culprit_ = naming({CulpritKind::collective_order,
                        fmt::format("ranks call collectives on {} in opposite orders, so each "
                                    "waits for the next in another group ({}): {}; first rank "
                                    "that differs: {}",
