@@ -20,6 +20,8 @@
 #include "emulator/detail/fault_injector.hpp"
 #include "emulator/detail/fingerprint_book.hpp"
 #include "emulator/detail/operation.hpp"
+#include "emulator/detail/wait_graph.hpp"
+#include "emulator/diagnosis/snapshot.hpp"
 #include "comm/fingerprint.hpp"
 #include "emulator/options.hpp"
 #include "emulator/report.hpp"
@@ -192,6 +194,8 @@ class Fabric {
   std::string where_inside(int rank) const;
 
   // Deadlock analysis (fabric_report.cpp, fabric_diagnosis.cpp).
+  /// What the post-mortem reads (fabric_snapshot.cpp).
+  diagnosis::FabricSnapshot snapshot() const;
   detail::WaitGraph build_wait_graph() const;
   /// An operation and where it was called: "recv from rank 1 tag 0 in pp[0,2] (4 x f32), op
   /// #3 at model/pipeline_step.cpp:42 (backward)".
