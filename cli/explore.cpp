@@ -34,7 +34,7 @@ std::string verdict_kind(const JobOutcome& outcome) {
     case RunStatus::mismatch: return "mismatch";
     case RunStatus::rank_failed: return "rank failure";
     case RunStatus::unsafe:
-      return outcome.report.culprit.kind == "request-leak" ? "request leak" : "potential deadlock";
+      return outcome.report.culprit.kind == CulpritKind::request_leak ? "request leak" : "potential deadlock";
     case RunStatus::ok: break;
   }
   return "failure";
@@ -133,8 +133,9 @@ SchedulePolicy schedule_policy(const ExploreOptions& options, int index) {
 std::optional<Verdict> judge(const JobOutcome& outcome, const JobOutcome* reference) {
   if (outcome.exit_code != 0) {
     return Verdict{verdict_kind(outcome), outcome.verdict,
-                   outcome.report.culprit.kind.empty() ? verdict_kind(outcome)
-                                                       : outcome.report.culprit.kind};
+                   outcome.report.culprit.kind == CulpritKind::none
+                       ? verdict_kind(outcome)
+                       : std::string(culprit_kind_name(outcome.report.culprit))};
   }
   if (reference == nullptr) return std::nullopt;
   if (outcome.results != reference->results) {

@@ -13,7 +13,7 @@ namespace ranklab::cli {
 void print_diagnosis(std::ostream& out, const Culprit& culprit,
                      const std::vector<std::string>& faults) {
   for (const std::string& line : faults) out << "fault: " << line << "\n";
-  if (!culprit.kind.empty()) out << culprit_line(culprit) << "\n";
+  if (culprit.kind != CulpritKind::none) out << culprit_line(culprit) << "\n";
 }
 
 void write_wait_graph(const std::string& path, const RunReport& report) {

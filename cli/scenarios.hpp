@@ -36,7 +36,7 @@ struct ScenarioParams {
 /// the tests hold every scenario to it.
 struct Expectation {
   RunStatus status = RunStatus::ok;
-  std::string culprit;     ///< Culprit::kind; "nondeterminism" for races explore finds
+  CulpritKind culprit = CulpritKind::none;  ///< Culprit::kind; nondeterminism for races explore finds
   std::vector<int> ranks;  ///< ranks the culprit must name (Culprit::ranks)
   /// Passes a single run: only `ranklab explore` finds it (results differ by schedule).
   bool needs_exploration = false;

@@ -1,5 +1,6 @@
 // Point-to-point matching, waiting, and the run's lifecycle. Collectives are in
-// fabric_collectives.cpp, the deadlock analysis and the final report in fabric_report.cpp.
+// fabric_collectives.cpp, the final report in fabric_report.cpp; the deadlock analysis reads
+// the fabric's snapshot (fabric_snapshot.cpp) in emulator/diagnosis/.
 #include "emulator/fabric.hpp"
 
 #include <algorithm>
@@ -8,6 +9,11 @@
 #include "emulator/detail/copy_bytes.hpp"
 #include "emulator/detail/fabric_state.hpp"
 #include "emulator/detail/latent_deadlock.hpp"
+#include "emulator/diagnosis/analysis.hpp"
+#include "emulator/diagnosis/collective_order.hpp"
+#include "emulator/diagnosis/describe.hpp"
+#include "emulator/diagnosis/detectors.hpp"
+#include "emulator/diagnosis/wait_for.hpp"
 #include "comm/errors.hpp"
 #include "comm/message_mismatch.hpp"
 #include "traces/hash.hpp"
@@ -421,12 +427,22 @@ void Fabric::check_for_deadlock() {
     return;
   }
   if (live_ == 0 || blocked_ != live_) return;
-  const detail::WaitGraph graph = build_wait_graph();
-  wait_graph_ = snapshot_wait_graph(graph);
-  if (declare_order_mismatch(graph)) return;  // collectives of two groups in opposite orders
-  culprit_ = diagnose_deadlock(graph);
-  FailureAnalysis analysis = deadlock_analysis(graph, /*watchdog_rank=*/-1);
-  abort(RunStatus::deadlock, -1, nullptr, deadlock_summary(graph), std::move(analysis));
+  const diagnosis::FabricSnapshot snap = snapshot();
+  const detail::WaitGraph graph = diagnosis::build_wait_graph(snap);
+  wait_graph_ = diagnosis::draw_wait_graph(snap, graph);
+  FailureAnalysis analysis = deadlock_analysis(snap, graph, /*watchdog_rank=*/-1);
+  if (auto order = diagnosis::find_collective_order(snap, graph)) {
+    // Collectives of two groups called in opposite orders: a mismatch (exit 4).
+    culprit_ = std::move(order->culprit);
+    analysis.preamble = order->table;
+    abort(RunStatus::mismatch, culprit_.ranks.front(),
+          std::make_exception_ptr(MismatchError(order->table)), std::move(order->summary),
+          std::move(analysis));
+    return;
+  }
+  culprit_ = diagnosis::diagnose_deadlock(snap, graph);
+  abort(RunStatus::deadlock, -1, nullptr, diagnosis::deadlock_summary(snap, graph),
+        std::move(analysis));
 }
 
 void Fabric::run_watchdog(std::chrono::milliseconds tick) {
@@ -442,25 +458,27 @@ void Fabric::run_watchdog(std::chrono::milliseconds tick) {
         slot.watched_block = slot.blocks;
         slot.watched_since = now;
       } else if (now - slot.watched_since >= options_.timeout) {
-        declare_watchdog(static_cast<int>(r), *slot.waiting_on);
+        declare_watchdog(static_cast<int>(r));
         break;
       }
     }
   }
 }
 
-void Fabric::declare_watchdog(int rank, const Operation& op) {
+void Fabric::declare_watchdog(int rank) {
   if (failure_pending_) {  // a rank still runs, but the others wait for the failed one
     declare_failure();
     return;
   }
   watchdog_fired_ = true;
-  const detail::WaitGraph graph = build_wait_graph();
-  wait_graph_ = snapshot_wait_graph(graph);
+  const diagnosis::FabricSnapshot snap = snapshot();
+  const detail::WaitGraph graph = diagnosis::build_wait_graph(snap);
+  wait_graph_ = diagnosis::draw_wait_graph(snap, graph);
+  const diagnosis::PendingOp& waiting = *snap.waiting_on(rank);
   std::string summary = fmt::format("watchdog: rank {} waited more than {} ms in {}", rank,
-                                    options_.timeout.count(), describe_pending(op));
-  culprit_ = naming({"watchdog", summary, {rank}}, {&op});
-  FailureAnalysis analysis = deadlock_analysis(graph, rank);
+                                    options_.timeout.count(), diagnosis::describe_pending(waiting));
+  culprit_ = diagnosis::naming({CulpritKind::watchdog, summary, {rank}}, {&waiting});
+  FailureAnalysis analysis = deadlock_analysis(snap, graph, rank);
   auto cause = std::make_exception_ptr(TimeoutError(summary));
   abort(RunStatus::deadlock, rank, cause, std::move(summary), std::move(analysis));
 }

@@ -20,6 +20,8 @@
 #include "emulator/detail/fault_injector.hpp"
 #include "emulator/detail/fingerprint_book.hpp"
 #include "emulator/detail/operation.hpp"
+#include "emulator/detail/wait_graph.hpp"
+#include "emulator/diagnosis/snapshot.hpp"
 #include "comm/fingerprint.hpp"
 #include "emulator/options.hpp"
 #include "emulator/report.hpp"
@@ -179,10 +181,8 @@ class Fabric {
   /// The verdict of a settled failure: the root cause is the failed rank with the smallest
   /// Lamport clock at its failure (then the lowest rank), whatever thread got there first.
   void declare_failure();
-  /// At deadlock time: if a wait-for cycle runs through collectives of two groups, the
-  /// ranks called them in opposite orders; declares a mismatch and returns true.
-  bool declare_order_mismatch(const detail::WaitGraph& graph);
-  void declare_watchdog(int rank, const detail::Operation& op);
+  /// `rank` has waited in its operation longer than the timeout.
+  void declare_watchdog(int rank);
 
   /// A drop or corrupt fault on a new send; true if it was dropped (and is complete).
   bool inject_on_send(detail::Operation& send);
@@ -191,24 +191,14 @@ class Fabric {
   /// "inside all_reduce #0 of world via ring", or empty if `rank` is in no collective.
   std::string where_inside(int rank) const;
 
-  // Deadlock analysis (fabric_report.cpp, fabric_diagnosis.cpp).
-  detail::WaitGraph build_wait_graph() const;
-  /// An operation and where it was called: "recv from rank 1 tag 0 in pp[0,2] (4 x f32), op
-  /// #3 at model/pipeline_step.cpp:42 (backward)".
-  std::string describe_pending(const detail::Operation& op) const;
-  std::string describe_operation(const detail::Operation& op) const;
-  /// The operation as reports give it, text and data.
-  ReportedOperation report_operation(const detail::Operation& op) const;
-  /// `culprit` naming `ops` (null ones skipped) and their groups.
-  Culprit naming(Culprit culprit, const std::vector<const detail::Operation*>& ops) const;
-  std::string deadlock_summary(const detail::WaitGraph& graph) const;
-  FailureAnalysis deadlock_analysis(const detail::WaitGraph& graph, int watchdog_rank) const;
-  std::vector<std::string> culprit_findings(const detail::WaitGraph& graph) const;
+  // The post-mortem (emulator/diagnosis/ reads the snapshot; fabric_report.cpp adds what
+  // only the fabric has: the timeout, errors and recent events).
+  /// What the post-mortem reads (fabric_snapshot.cpp).
+  diagnosis::FabricSnapshot snapshot() const;
+  /// A deadlock's analysis (a watchdog's if `watchdog_rank` >= 0), last events included.
+  FailureAnalysis deadlock_analysis(const diagnosis::FabricSnapshot& snapshot,
+                                    const detail::WaitGraph& graph, int watchdog_rank) const;
   FailureAnalysis failure_analysis(int root_rank) const;
-  /// The blocked ranks' operations, by rank, into `analysis`.
-  void list_blocked(FailureAnalysis& analysis) const;
-  Culprit diagnose_deadlock(const detail::WaitGraph& graph) const;
-  WaitForGraph snapshot_wait_graph(const detail::WaitGraph& graph) const;
   RankEvents recent_events(int rank) const;
   std::vector<const detail::Operation*> pending_operations() const;
   TraceHeader trace_header() const;

@@ -98,14 +98,14 @@ void Fabric::declare_failure() {
       summary += fmt::format(" (first rank that differs: {})", culprit);
     }
     const bool message = summary.starts_with("message mismatch");
-    culprit_ = {message ? "message-mismatch" : "collective-mismatch",
+    culprit_ = {message ? CulpritKind::message_mismatch : CulpritKind::collective_mismatch,
                 message || me.mismatch_sentence.empty() ? summary : me.mismatch_sentence,
                 {culprit}};
     failure_pending_ = false;
     abort(RunStatus::mismatch, culprit, error, std::move(summary), {.preamble = me.error});
   } else {
     const std::string_view error_text = without_rank_prefix(root, me.error);
-    culprit_ = {"rank-failure", fmt::format("rank {} failed first: {}", root, error_text), {root}};
+    culprit_ = {CulpritKind::rank_failure, fmt::format("rank {} failed first: {}", root, error_text), {root}};
     std::string summary = fmt::format("rank {} failed: {}", root, error_text);
     FailureAnalysis analysis = failure_analysis(root);
     failure_pending_ = false;

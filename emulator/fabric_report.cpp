@@ -1,13 +1,14 @@
-// What the fabric says when a run ends badly: the wait-for graph and its cycles, the
-// culprits, every blocked operation and each rank's last events; and the final report.
+// What the fabric adds to its post-mortem (emulator/diagnosis/, which reads the snapshot):
+// the timeout, the failed rank's error and each rank's last events; and the final report.
 #include <algorithm>
 #include <new>
-#include <set>
 
 #include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/detail/latent_deadlock.hpp"
-#include "emulator/detail/wait_graph.hpp"
+#include "emulator/detail/pending_op.hpp"
+#include "emulator/diagnosis/analysis.hpp"
+#include "emulator/diagnosis/describe.hpp"
 #include "traces/event_text.hpp"
 #include "traces/hash.hpp"
 
@@ -16,12 +17,6 @@ namespace ranklab {
 using detail::Operation;
 
 namespace {
-
-constexpr std::size_t kMaxListed = 32;  // keeps reports of 65,536-rank runs readable
-
-std::string join_ranks(const std::vector<int>& ranks) {
-  return detail::join_ranks(ranks, {.max_listed = kMaxListed});
-}
 
 std::string describe_event(const TraceEvent& e, const std::vector<std::unique_ptr<Group>>& groups) {
   std::string text = fmt::format("#{} {}", e.rank_seq, to_string(e.op));
@@ -47,168 +42,16 @@ std::string detail::describe_exception(const std::exception_ptr& error) {
   }
 }
 
-std::string Fabric::describe_pending(const Operation& op) const {
-  return describe_operation(op) + describe_site(to_call_site(op.site));
-}
-
-std::string Fabric::describe_operation(const Operation& op) const {
-  const Group& g = *op.group;
-  switch (op.kind) {
-    case OpKind::send:
-      return fmt::format("send to rank {} tag {} in {} ({} x {}), op #{}", g.global_rank(op.peer),
-                         op.tag, g.name(), op.send_data.count, to_string(op.send_data.dtype),
-                         op.rank_seq);
-    case OpKind::recv:
-      return fmt::format("recv from {} tag {} in {} ({} x {}), op #{}",
-                         op.peer == kAnySource ? std::string("any source")
-                                               : fmt::format("rank {}", g.global_rank(op.peer)),
-                         op.tag == kAnyTag ? std::string("any") : std::to_string(op.tag),
-                         g.name(), op.recv_data.count, to_string(op.recv_data.dtype),
-                         op.rank_seq);
-    default:
-      return fmt::format("{} #{} in {}: {}, op #{}", to_string(op.kind), op.coll_seq, g.name(),
-                         describe(op.signature), op.rank_seq);
-  }
-}
-
-detail::WaitGraph Fabric::build_wait_graph() const {
-  detail::WaitGraph graph;
-  graph.waits_for.resize(ranks_.size());
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    const auto& slot = *ranks_[r];
-    if (slot.state != RankState::blocked || slot.waiting_on == nullptr) continue;
-    const Operation& op = *slot.waiting_on;
-    const Group& g = *op.group;
-    auto& out = graph.waits_for[r];
-    if (op.kind == OpKind::send) {
-      out.push_back(g.global_rank(op.peer));
-    } else if (op.kind == OpKind::recv) {
-      if (op.peer != kAnySource) {
-        out.push_back(g.global_rank(op.peer));
-      } else {
-        for (int m : g.ranks()) {
-          if (m != op.rank) out.push_back(m);
-        }
-      }
-    } else {
-      const detail::CallSlot* call =
-          group_states_[g.id()]->calls.find(op.call_seq);
-      for (int i = 0; i < g.size(); ++i) {
-        if (call == nullptr || !call->calls[static_cast<std::size_t>(i)]) {
-          out.push_back(g.global_rank(i));
-        }
-      }
-    }
-  }
-  graph.cycles = detail::find_cycles(graph.waits_for, kMaxListed);
-  return graph;
-}
-
-std::string Fabric::deadlock_summary(const detail::WaitGraph& graph) const {
-  int blocked = 0;
-  for (const auto& slot : ranks_) blocked += slot->state == RankState::blocked;
-  std::string text = fmt::format("deadlock: {} blocked, none can proceed",
-                                 plural(static_cast<std::size_t>(blocked), "rank"));
-  if (!graph.cycles.empty()) text += "; cycle " + detail::format_cycle(graph.cycles.front());
-  return text;
-}
-
-ReportedOperation Fabric::report_operation(const Operation& op) const {
-  return {.rank = op.rank,
-          .op = std::string(to_string(op.kind)),
-          .group = op.group->name(),
-          .call = describe_operation(op),
-          .site = to_call_site(op.site)};
-}
-
-Culprit Fabric::naming(Culprit culprit, const std::vector<const Operation*>& ops) const {
-  for (const Operation* op : ops) {
-    if (op == nullptr) continue;
-    culprit.operations.push_back(report_operation(*op));
-    const std::string& group = op->group->name();
-    if (std::find(culprit.groups.begin(), culprit.groups.end(), group) == culprit.groups.end()) {
-      culprit.groups.push_back(group);
-    }
-  }
-  return culprit;
-}
-
-void Fabric::list_blocked(FailureAnalysis& analysis) const {
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    const auto& slot = *ranks_[r];
-    if (slot.state != RankState::blocked || slot.waiting_on == nullptr) continue;
-    if (++analysis.blocked_total <= kMaxListed) {
-      analysis.blocked.push_back(report_operation(*slot.waiting_on));
-    }
-  }
-}
-
-FailureAnalysis Fabric::deadlock_analysis(const detail::WaitGraph& graph, int watchdog_rank) const {
-  FailureAnalysis out;
-  out.deadlock = true;
-  out.headline =
+FailureAnalysis Fabric::deadlock_analysis(const diagnosis::FabricSnapshot& snapshot,
+                                          const detail::WaitGraph& graph,
+                                          int watchdog_rank) const {
+  FailureAnalysis out = diagnosis::deadlock_analysis(
+      snapshot, graph,
       watchdog_rank >= 0
           ? fmt::format("WATCHDOG: rank {} waited longer than {} ms; state of every rank:",
                         watchdog_rank, options_.timeout.count())
-          : "DEADLOCK: every live rank is blocked and nothing pending can complete them";
-  list_blocked(out);
-  out.cycles = graph.cycles;
-  out.culprits = culprit_findings(graph);
-  // The blocked ranks' last events, and a few of those that ended, in rank order.
-  std::size_t ended = 0, failed = 0;
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    const auto state = ranks_[r]->state;
-    const bool listed = state == RankState::blocked ? out.last_events.size() < kMaxListed
-                        : state == RankState::finished ? ended++ < 4
-                        : state == RankState::failed   ? failed++ < 4
-                                                       : false;
-    if (listed) out.last_events.push_back(recent_events(static_cast<int>(r)));
-  }
-  return out;
-}
-
-std::vector<std::string> Fabric::culprit_findings(const detail::WaitGraph& graph) const {
-  std::vector<std::string> out;
-  // Ranks that others wait for but that have returned or failed.
-  std::map<int, std::vector<int>> waited_by;
-  for (std::size_t r = 0; r < graph.waits_for.size(); ++r) {
-    for (int target : graph.waits_for[r]) waited_by[target].push_back(static_cast<int>(r));
-  }
-  for (auto& [target, waiters] : waited_by) {
-    const auto state = ranks_[static_cast<std::size_t>(target)]->state;
-    if (state == RankState::finished || state == RankState::failed) {
-      std::sort(waiters.begin(), waiters.end());
-      waiters.erase(std::unique(waiters.begin(), waiters.end()), waiters.end());
-      out.push_back(fmt::format("rank {} {} while rank{} {} wait{} for it", target,
-                                state == RankState::finished ? "finished (returned)" : "failed",
-                                waiters.size() == 1 ? "" : "s", join_ranks(waiters),
-                                waiters.size() == 1 ? "s" : ""));
-    }
-  }
-  // Members that never joined a collective the others are blocked in.
-  std::set<std::pair<std::uint32_t, std::int64_t>> seen;
-  for (const auto& slot : ranks_) {
-    const Operation* op = slot->state == RankState::blocked ? slot->waiting_on : nullptr;
-    if (op == nullptr || is_point_to_point(op->kind)) continue;
-    if (!seen.emplace(op->group->id(), op->coll_seq).second) continue;
-    const detail::CallSlot* call =
-        group_states_[op->group->id()]->calls.find(op->call_seq);
-    for (int i = 0; i < op->group->size(); ++i) {
-      if (call != nullptr && call->calls[static_cast<std::size_t>(i)]) continue;
-      const int g = op->group->global_rank(i);
-      const auto& missing = *ranks_[static_cast<std::size_t>(g)];
-      std::string where = missing.state == RankState::finished ? "it finished"
-                          : missing.state == RankState::failed ? "it failed"
-                          : missing.waiting_on ? "it is blocked in " + describe_pending(*missing.waiting_on)
-                                               : "it is running";
-      out.push_back(fmt::format("rank {} never joined {} #{} of {} ({})", g, to_string(op->kind),
-                                op->coll_seq, op->group->name(), where));
-    }
-  }
-  for (const auto& cycle : graph.cycles) {
-    out.push_back(
-        fmt::format("cycle {}: each rank waits for the next one", detail::format_cycle(cycle)));
-  }
+          : "DEADLOCK: every live rank is blocked and nothing pending can complete them");
+  for (const int r : diagnosis::last_events_of(snapshot)) out.last_events.push_back(recent_events(r));
   return out;
 }
 
@@ -226,7 +69,7 @@ FailureAnalysis Fabric::failure_analysis(int root_rank) const {
                              without_rank_prefix(root_rank,
                                                  ranks_[static_cast<std::size_t>(root_rank)]->error));
   try {
-    list_blocked(out);  // where the surviving ranks wait, as the failure leaves them
+    diagnosis::list_blocked(snapshot(), out);  // where the surviving ranks wait, as it leaves them
   } catch (const std::bad_alloc&) {  // out of memory: the report goes without the list
     out.blocked.clear();
     out.blocked_total = 0;
@@ -305,7 +148,9 @@ RunReport Fabric::finish() {
     }
   }
   if (latent_ && report.status == RunStatus::ok) {
-    latent_->judge(report, [this](const Operation& op) { return describe_pending(op); });
+    latent_->judge(report, [](const Operation& op) {
+      return diagnosis::describe_pending(detail::pending_op(op));
+    });
   }
   return report;
 }

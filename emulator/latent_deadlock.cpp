@@ -359,7 +359,7 @@ void LatentDeadlocks::judge(RunReport& report,
   // The details are rendered from the analysis (text and --json alike): the findings first.
   report.analysis = {};
   report.analysis.preamble = std::move(details);
-  report.culprit = {"potential-deadlock", std::move(culprit), std::move(ranks)};
+  report.culprit = {CulpritKind::potential_deadlock, std::move(culprit), std::move(ranks)};
   report.render_details();
 }
 

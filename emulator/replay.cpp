@@ -362,8 +362,9 @@ void replay_rank(RankContext& context, ReplayPlan& plan) {
 /// is lost, the program's bug, and more to the point than the waits it leads to. Kinds
 /// that name a receive's near miss (tag-, source-, group-mismatch) stay: they say more.
 void blame_lost_message(const ReplayPlan& plan, const MessageLinks& links, RunReport& run) {
-  static constexpr std::string_view kGeneric[] = {"missing-participant", "deadlock", "send-cycle",
-                                                  "recv-cycle", "p2p-cycle", "collective-vs-p2p"};
+  static constexpr CulpritKind kGeneric[] = {
+      CulpritKind::missing_participant, CulpritKind::deadlock,  CulpritKind::send_cycle,
+      CulpritKind::recv_cycle,          CulpritKind::p2p_cycle, CulpritKind::collective_vs_p2p};
   if (run.status != RunStatus::deadlock ||
       std::find(std::begin(kGeneric), std::end(kGeneric), run.culprit.kind) == std::end(kGeneric)) {
     return;
@@ -376,7 +377,7 @@ void blame_lost_message(const ReplayPlan& plan, const MessageLinks& links, RunRe
       continue;
     }
     const std::string where = source_of(plan.trace, *e);
-    run.culprit = {"lost-message",
+    run.culprit = {CulpritKind::lost_message,
                    fmt::format("rank {} waits in op #{}, its send of {} x {} to rank {} tag "
                                "{}{}{}, which no receive of the recording takes: the recorded rank "
                                "went on past it (the message was buffered), and under rendezvous "
@@ -407,7 +408,7 @@ void blame_unfinished_requests(ReplayReport& report) {
   run.status = RunStatus::unsafe;
   run.summary = fmt::format("request leak: {} never completed before {} finalized",
                             plural(n, "request"), plural(ranks.size(), "rank"));
-  run.culprit = {"request-leak",
+  run.culprit = {CulpritKind::request_leak,
                  report.unfinished_requests.front() +
                      (n > 1 ? fmt::format(" (and {} more)", n - 1) : std::string()),
                  std::move(ranks)};

@@ -3,10 +3,22 @@
 #include <fmt/format.h>
 
 #include "emulator/detail/wait_graph.hpp"
+#include "traces/enum_names.hpp"
 #include "traces/error.hpp"
 #include "traces/event_text.hpp"
 
 namespace ranklab {
+namespace {
+
+constexpr EnumNames<CulpritKind, 19> kCulpritKindNames(
+    {"", "lost-message", "tag-mismatch", "source-mismatch", "group-mismatch",
+     "missing-participant", "send-cycle", "recv-cycle", "collective-vs-p2p", "p2p-cycle",
+     "deadlock", "collective-order", "collective-mismatch", "message-mismatch", "rank-failure",
+     "watchdog", "nondeterminism", "potential-deadlock", "request-leak"});
+
+}  // namespace
+
+std::string_view to_string(CulpritKind kind) { return kCulpritKindNames[kind]; }
 
 std::string plural(std::size_t n, std::string_view noun, std::string_view plural_noun) {
   if (n == 1) return fmt::format("1 {}", noun);
@@ -21,10 +33,10 @@ std::string_view without_rank_prefix(int rank, std::string_view text) {
 
 std::string ReportedOperation::describe() const { return call + describe_site(site); }
 
-std::string_view culprit_kind_name(const Culprit& culprit) { return culprit.kind; }
+std::string_view culprit_kind_name(const Culprit& culprit) { return to_string(culprit.kind); }
 
 std::string culprit_line(const Culprit& culprit) {
-  if (culprit.kind.empty()) return {};
+  if (culprit.kind == CulpritKind::none) return {};
   return fmt::format("culprit ({}): {}", culprit_kind_name(culprit), culprit.text);
 }
 

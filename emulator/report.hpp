@@ -1,6 +1,7 @@
 // The outcome of a cluster run: how it ended, each rank's fate, and the human report.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -58,17 +59,43 @@ struct ReportedOperation {
   std::string describe() const;
 };
 
+/// What a culprit blames (docs/debugging.md, "Each kind of culprit"). Reports and JSON
+/// print the names of one table (to_string): `send-cycle` for send_cycle.
+enum class CulpritKind : std::uint8_t {
+  none,  ///< no culprit (the run is ok): printed as ""
+  lost_message,
+  tag_mismatch,
+  source_mismatch,
+  group_mismatch,
+  missing_participant,
+  send_cycle,
+  recv_cycle,
+  collective_vs_p2p,
+  p2p_cycle,
+  deadlock,
+  collective_order,
+  collective_mismatch,
+  message_mismatch,
+  rank_failure,
+  watchdog,
+  nondeterminism,  ///< found by `explore` only
+  potential_deadlock,
+  request_leak,
+};
+
+/// "send-cycle", "tag-mismatch", ...; "" for none.
+std::string_view to_string(CulpritKind kind);
+
 /// What a failed run's report blames, in one line (docs/debugging.md lists the kinds).
 struct Culprit {
-  std::string kind;        ///< "send-cycle", "tag-mismatch", "rank-failure", ...; empty if ok
+  CulpritKind kind = CulpritKind::none;  ///< none if ok
   std::string text;        ///< one sentence naming the ranks, groups and calls
   std::vector<int> ranks;  ///< the ranks it names, the most to blame first
   std::vector<std::string> groups;            ///< the groups of its operations, in order
   std::vector<ReportedOperation> operations;  ///< the calls it names, where known
 };
 
-/// The culprit's kind as reports print it (one function, so that the kind may become an
-/// enum without touching the reports).
+/// The culprit's kind as reports print it: to_string(culprit.kind).
 std::string_view culprit_kind_name(const Culprit& culprit);
 
 /// "culprit (KIND): TEXT": the line every failed run's and replay's report ends with; empty

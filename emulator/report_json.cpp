@@ -21,7 +21,7 @@ Json operations_json(const std::vector<ReportedOperation>& ops) {
 }
 
 Json culprit_json(const Culprit& c) {
-  if (c.kind.empty()) return nullptr;
+  if (c.kind == CulpritKind::none) return nullptr;
   return {{"kind", culprit_kind_name(c)},
           {"text", c.text},
           {"line", culprit_line(c)},

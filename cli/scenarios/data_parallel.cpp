@@ -99,7 +99,7 @@ std::vector<Scenario> data_parallel_scenarios() {
        .summary = "TP2 DP2: replica 1 all_reduces the bias gradient before the weight's: "
                   "mismatch, sizes side by side",
        .default_world = 4,
-       .expect = {RunStatus::mismatch, "collective-mismatch", {2, 3}}},
+       .expect = {RunStatus::mismatch, CulpritKind::collective_mismatch, {2, 3}}},
       {.name = "dp-param-order-fixed", .summary = "the same parameter order everywhere: passes"},
       dp_param_order);
   add_bug_and_twin(
@@ -108,7 +108,7 @@ std::vector<Scenario> data_parallel_scenarios() {
        .summary = "TP2 DP2: replica 1's loss is NaN and its ranks skip the loss all_reduce: "
                   "deadlock naming them",
        .default_world = 4,
-       .expect = {RunStatus::deadlock, "missing-participant", {2}}},
+       .expect = {RunStatus::deadlock, CulpritKind::missing_participant, {2}}},
       {.name = "nan-skip-fixed",
        .summary = "the loss all_reduced everywhere, the update skipped together: passes"},
       nan_skip);
@@ -118,7 +118,7 @@ std::vector<Scenario> data_parallel_scenarios() {
        .summary = "rank 0 adds partial losses in arrival order from any source: the float sum "
                   "depends on the schedule (found by explore)",
        .default_world = 4,
-       .expect = {RunStatus::ok, "nondeterminism", {}, /*needs_exploration=*/true}},
+       .expect = {RunStatus::ok, CulpritKind::nondeterminism, {}, /*needs_exploration=*/true}},
       {.name = "wildcard-sum-fixed", .summary = "receiving in rank order: the same sum always"},
       wildcard_sum);
   add_bug_and_twin(
@@ -128,7 +128,7 @@ std::vector<Scenario> data_parallel_scenarios() {
                   "rank 2 the root cause",
        .default_world = 4,
        .faults = {"kill:2@1"},
-       .expect = {RunStatus::rank_failed, "rank-failure", {2}}},
+       .expect = {RunStatus::rank_failed, CulpritKind::rank_failure, {2}}},
       {.name = "allreduce-death-fixed", .summary = "the same all_reduces on healthy ranks: passes"},
       allreduce_death);
   return out;

@@ -86,7 +86,7 @@ std::vector<Scenario> group_scenarios() {
        .summary = "TP2 DP2: replica 1 sums the loss over world before averaging gradients over "
                   "dp, the others after: order mismatch",
        .default_world = 4,
-       .expect = {RunStatus::mismatch, "collective-order", {2, 3}}},
+       .expect = {RunStatus::mismatch, CulpritKind::collective_order, {2, 3}}},
       {.name = "opposite-group-order-fixed", .summary = "the same order on every replica: passes"},
       opposite_group_order);
   add_bug_and_twin(
@@ -95,7 +95,7 @@ std::vector<Scenario> group_scenarios() {
        .summary = "TP2 DP2: the TP barrier sits inside `if (rank == 0)`, so rank 1 skips it: "
                   "mismatch, rank 1 named",
        .default_world = 4,
-       .expect = {RunStatus::mismatch, "collective-mismatch", {1}}},
+       .expect = {RunStatus::mismatch, CulpritKind::collective_mismatch, {1}}},
       {.name = "tp-skip-barrier-fixed", .summary = "every TP rank enters the barrier: passes"},
       tp_skip_barrier);
   add_bug_and_twin(
@@ -104,7 +104,7 @@ std::vector<Scenario> group_scenarios() {
        .summary = "TP2 PP2: stage 0 all_reduces its partial sums on the PP group instead of TP: "
                   "collective against point-to-point",
        .default_world = 4,
-       .expect = {RunStatus::deadlock, "collective-vs-p2p", {0}}},
+       .expect = {RunStatus::deadlock, CulpritKind::collective_vs_p2p, {0}}},
       {.name = "wrong-group-fixed", .summary = "the all_reduce on the TP group: passes"},
       wrong_group);
   return out;

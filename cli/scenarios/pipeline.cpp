@@ -164,7 +164,7 @@ std::vector<Scenario> pipeline_scenarios() {
        .summary = "TP2 PP2, 1F1B: send_backward_recv_forward sends before it receives, as its "
                   "neighbour does: send cycle",
        .default_world = 4,
-       .expect = {RunStatus::deadlock, "send-cycle", {0, 2}}},
+       .expect = {RunStatus::deadlock, CulpritKind::send_cycle, {0, 2}}},
       {.name = "pp-both-send-fixed",
        .summary = "the same pipeline receiving first on the way back: passes"},
       pipeline({.tp = 2, .pp = 2, .dp = 1}, 4, {.both_send_first = true}));
@@ -174,7 +174,7 @@ std::vector<Scenario> pipeline_scenarios() {
        .summary = "PP4, 1F1B with one warm-up forward too few (PP - p - 2): stages 2 and 3 "
                   "both wait to receive",
        .default_world = 4,
-       .expect = {RunStatus::deadlock, "recv-cycle", {2}}},
+       .expect = {RunStatus::deadlock, CulpritKind::recv_cycle, {2}}},
       {.name = "1f1b-warmup-fixed", .summary = "the right warm-up count: passes"},
       pipeline({.tp = 1, .pp = 4, .dp = 1}, 6, {.warmup_offset = -1}));
   add_bug_and_twin(
@@ -183,7 +183,7 @@ std::vector<Scenario> pipeline_scenarios() {
        .summary = "PP4: recv_backward from the previous stage (wrapping around) instead of the "
                   "next: source mismatch",
        .default_world = 4,
-       .expect = {RunStatus::deadlock, "source-mismatch", {3, 2}}},
+       .expect = {RunStatus::deadlock, CulpritKind::source_mismatch, {3, 2}}},
       {.name = "backward-wrong-stage-fixed", .summary = "receiving from the next stage: passes"},
       pipeline({.tp = 1, .pp = 4, .dp = 1}, 2, {.backward_from_previous = true}));
   add_bug_and_twin(
@@ -192,7 +192,7 @@ std::vector<Scenario> pipeline_scenarios() {
        .summary = "TP2 PP2: the next stage receives activations with the gradient tag: tag "
                   "mismatch",
        .default_world = 4,
-       .expect = {RunStatus::deadlock, "tag-mismatch", {0, 2}}},
+       .expect = {RunStatus::deadlock, CulpritKind::tag_mismatch, {0, 2}}},
       {.name = "tag-mismatch-fixed", .summary = "the activation tag on both sides: passes"},
       pipeline({.tp = 2, .pp = 2, .dp = 1}, 2, {.activation_recv_tag = kGradientTag}));
   add_bug_and_twin(
@@ -202,7 +202,7 @@ std::vector<Scenario> pipeline_scenarios() {
                   "drop:0->2#0): the deadlock report names the message",
        .default_world = 8,
        .faults = {"drop:0->2#0"},
-       .expect = {RunStatus::deadlock, "lost-message", {0, 2}}},
+       .expect = {RunStatus::deadlock, CulpritKind::lost_message, {0, 2}}},
       {.name = "lost-message-fixed", .summary = "the same pipeline on a network that delivers: passes"},
       pipeline({.tp = 2, .pp = 2, .dp = 2}, 2, {}));
   return out;

@@ -92,7 +92,7 @@ RunReport make_report(const std::vector<std::string>& endings) {
     return report;
   }
   report.summary = fmt::format("watchdog: {}", first);
-  report.culprit = {"watchdog", report.summary, {report.root_cause_rank}};
+  report.culprit = {CulpritKind::watchdog, report.summary, {report.root_cause_rank}};
   std::string& endings_text = report.analysis.preamble;
   for (std::size_t r = 0; r < endings.size(); ++r) {
     if (!endings[r].empty()) endings_text += fmt::format("rank {}: {}\n", r, without_rank_prefix(static_cast<int>(r), endings[r]));

@@ -13,12 +13,11 @@
 
 #include "emulator/detail/call_window.hpp"
 #include "emulator/detail/operation.hpp"
+#include "emulator/detail/rank_state.hpp"
 #include "emulator/detail/rank_wakeup.hpp"
 #include "emulator/detail/recent_events.hpp"
 
 namespace ranklab::detail {
-
-enum class RankState : std::uint8_t { running, blocked, finished, failed };
 
 /// One rank as the fabric sees it.
 struct RankSlot {
@@ -65,12 +64,6 @@ struct Mailbox {
 
 struct GroupState {
   CallWindow calls;  ///< collective calls some members have posted
-};
-
-/// Who waits for whom, among blocked ranks.
-struct WaitGraph {
-  std::vector<std::vector<int>> waits_for;  ///< by global rank
-  std::vector<std::vector<int>> cycles;     ///< elementary cycles found, first node repeated
 };
 
 /// what() of an exception, or a placeholder for non-standard ones.

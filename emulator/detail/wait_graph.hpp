@@ -9,6 +9,12 @@
 
 namespace ranklab::detail {
 
+/// Who waits for whom, among blocked ranks.
+struct WaitGraph {
+  std::vector<std::vector<int>> waits_for;  ///< by global rank
+  std::vector<std::vector<int>> cycles;     ///< elementary cycles found, first node repeated
+};
+
 /// One shortest cycle through the smallest rank of each strongly connected component
 /// (self-waits included), at most `limit` of them, ordered by that rank. Each cycle
 /// repeats its first node at the end: {0, 2, 0}. Iterative: safe on a fiber's stack.

@@ -57,14 +57,14 @@ std::string test_name(const std::string& name) {
 TEST(CatalogueTest, TwelveBugsEachWithAFixedTwin) {
   const std::vector<std::string> bugs = names(true);
   EXPECT_GE(bugs.size(), 12u);
-  std::set<std::string> kinds;
+  std::set<CulpritKind> kinds;
   for (const std::string& name : bugs) {
     const Scenario& bug = find_scenario(name);
     const Scenario& twin = find_scenario(bug.twin);
     EXPECT_FALSE(twin.is_bug) << name;
     EXPECT_EQ(twin.twin, bug.name);
     EXPECT_EQ(twin.default_world, bug.default_world);
-    EXPECT_FALSE(bug.expect.culprit.empty()) << name;
+    EXPECT_NE(bug.expect.culprit, CulpritKind::none) << name;
     EXPECT_EQ(twin.expect.status, RunStatus::ok) << twin.name;
     kinds.insert(bug.expect.culprit);
   }

@@ -15,7 +15,7 @@ namespace {
 struct Case {
   const char* name;
   std::function<void(Communicator&)> program;
-  std::string kind;
+  CulpritKind kind;
   std::vector<int> ranks;
   std::string text;  ///< a part of the culprit's text
 };
@@ -41,14 +41,14 @@ std::vector<Case> cases() {
        [](Communicator& w) {
          if (w.rank() < 2) send1(w, 1 - w.rank(), 0);
        },
-       "send-cycle",
+       CulpritKind::send_cycle,
        {0, 1},
        "ranks 0 and 1 each block in a send to the next before receiving"},
       {"recv_cycle",
        [](Communicator& w) {
          if (w.rank() < 2) recv1(w, 1 - w.rank(), 0);
        },
-       "recv-cycle",
+       CulpritKind::recv_cycle,
        {0, 1},
        "rank 0 in recv from rank 1 tag 0 in world (1 x i32), op #0"},
       {"tag_mismatch",
@@ -56,7 +56,7 @@ std::vector<Case> cases() {
          if (w.rank() == 0) send1(w, 1, 1);
          if (w.rank() == 1) recv1(w, 0, 2);
        },
-       "tag-mismatch",
+       CulpritKind::tag_mismatch,
        {0, 1},
        fmt::format("rank 1 waits in recv from rank 0 tag 2 in world (1 x i32), op #0 at "
                    "tests/emulator/diagnosis_test.cpp:{} (recv1), but rank 0 sent it ",
@@ -68,7 +68,7 @@ std::vector<Case> cases() {
          if (w.rank() == 1) recv1(w, 2, 0);
          if (w.rank() == 2) recv1(w, 1, 0);
        },
-       "source-mismatch",
+       CulpritKind::source_mismatch,
        {0, 1},
        "the message with that tag came from rank 0, not rank 2"},
       {"group_mismatch",
@@ -77,7 +77,7 @@ std::vector<Case> cases() {
          if (w.rank() == 0) send1(pair, 1, 0);
          if (w.rank() == 1) recv1(w, 0, 0);
        },
-       "group-mismatch",
+       CulpritKind::group_mismatch,
        {0, 1},
        "rank 0 sent it in pair[0,1] instead"},
       {"p2p_cycle",
@@ -86,7 +86,7 @@ std::vector<Case> cases() {
          if (w.rank() == 1) recv1(w, 2, 6);
          if (w.rank() == 2) recv1(w, 0, 7);
        },
-       "p2p-cycle",
+       CulpritKind::p2p_cycle,
        {0, 1, 2},
        "ranks 0, 1 and 2 wait for each other in sends and receives (cycle 0 -> 1 -> 2 -> 0)"},
       {"collective_vs_p2p",
@@ -98,14 +98,14 @@ std::vector<Case> cases() {
            recv1(w, 0, 0);
          }
        },
-       "collective-vs-p2p",
+       CulpritKind::collective_vs_p2p,
        {0, 1},
        "rank 0 in all_reduce #0 in world"},
       {"missing_participant",
        [](Communicator& w) {
          if (w.rank() != 1) w.barrier();
        },
-       "missing-participant",
+       CulpritKind::missing_participant,
        {1},
        "rank 1 returned while rank"},
   };

@@ -53,7 +53,7 @@ TEST_P(FaultTest, KillNamesTheKilledRankAsRootCause) {
       });
   ASSERT_EQ(report.status, RunStatus::rank_failed) << report.summary << "\n" << report.details;
   EXPECT_EQ(report.root_cause_rank, victim);
-  EXPECT_EQ(report.culprit.kind, "rank-failure");
+  EXPECT_EQ(report.culprit.kind, CulpritKind::rank_failure);
   ASSERT_FALSE(report.culprit.ranks.empty());
   EXPECT_EQ(report.culprit.ranks.front(), victim);
   EXPECT_TRUE(contains(report.summary, fmt::format("rank {} failed: killed by fault injection "
@@ -80,7 +80,7 @@ TEST_P(FaultTest, KillNamesTheKilledRankAsRootCause) {
 TEST_P(FaultTest, DropIsNamedInTheDeadlockReport) {
   const RunReport report = run_ranks(with_faults(GetParam(), {"drop:0->1#0"}), chain);
   ASSERT_EQ(report.status, RunStatus::deadlock) << report.summary << "\n" << report.details;
-  EXPECT_EQ(report.culprit.kind, "lost-message") << report.culprit.text;
+  EXPECT_EQ(report.culprit.kind, CulpritKind::lost_message) << report.culprit.text;
   EXPECT_EQ(report.culprit.ranks, (std::vector<int>{0, 1}));
   EXPECT_TRUE(contains(report.culprit.text,
                        fmt::format("rank 1 waits in recv from rank 0 tag 0 in world (1 x i32), "

@@ -49,7 +49,7 @@ TEST_P(LatentDeadlockTest, SendSendExchangeIsAPotentialDeadlock) {
   const RunReport report = run(exchange);
   ASSERT_EQ(report.status, RunStatus::unsafe) << report.summary << "\n" << report.details;
   EXPECT_EQ(exit_code(report.status), 6);
-  EXPECT_EQ(report.culprit.kind, "potential-deadlock");
+  EXPECT_EQ(report.culprit.kind, CulpritKind::potential_deadlock);
   EXPECT_EQ(report.culprit.ranks.size(), 2u);
   const std::string file = "tests/emulator/latent_deadlock_test.cpp";
   const std::string send_site = fmt::format("at {}:{} (exchange)", file, line_of_send);

@@ -175,9 +175,9 @@ TEST(ReplayTest, DeadlockReplaysIntoTheSameReport) {
     EXPECT_EQ(report.run.details, rec.report.details);
     // The report ends with the recorded run's own one-line culprit (a trace made on MPI
     // processes gets the emulator's diagnosis this way).
-    ASSERT_FALSE(rec.report.culprit.kind.empty());
+    ASSERT_NE(rec.report.culprit.kind, CulpritKind::none);
     EXPECT_TRUE(contains(format_replay(report, "deadlock"),
-                         fmt::format("culprit ({}): {}\n", rec.report.culprit.kind,
+                         fmt::format("culprit ({}): {}\n", culprit_kind_name(rec.report.culprit),
                                      rec.report.culprit.text)))
         << format_replay(report, "deadlock");
     EXPECT_EQ(replay_exit_code(report), 3);

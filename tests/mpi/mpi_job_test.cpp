@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     std::printf("emulator: exit %d %s\n", ranklab::exit_code(report.status),
                 ranklab::culprit_line(report.culprit).c_str());
     // A collective mismatch's table, line by line, for the script to compare.
-    if (report.culprit.kind == "collective-mismatch") {
+    if (report.culprit.kind == ranklab::CulpritKind::collective_mismatch) {
       std::size_t from = 0;
       while (from < report.details.size()) {
         const std::size_t to = std::min(report.details.find('\n', from), report.details.size());

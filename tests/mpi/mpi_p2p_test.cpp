@@ -84,7 +84,7 @@ std::string emulator_line(const std::function<void(Communicator&)>& program) {
   Cluster cluster({.world_size = 2});
   const RunReport report = cluster.run(program);
   EXPECT_EQ(report.status, RunStatus::mismatch) << report.summary;
-  EXPECT_EQ(report.culprit.kind, "message-mismatch");
+  EXPECT_EQ(report.culprit.kind, CulpritKind::message_mismatch);
   return report.culprit.text;
 }
 
