@@ -205,8 +205,9 @@ class Compare:
 
     def allreduce(self, round_):
         counts = "|".join(str(c) for c in ALLREDUCE_SIZES)
+        # With the floor under any fiber design beside it: eight bare Boost.Fiber fibers meeting.
         r = gbench(self.bin("bench", "emulator_bench"),
-                   f"BM_AllReduce/threads:1/count:({counts})/world:8/algo:0/")
+                   f"BM_AllReduce/threads:1/count:({counts})/world:8/algo:0/|BM_FiberRendezvous")
         self.add("allreduce/ranklab", r)
         for count, (iters, warmup) in ALLREDUCE_SIZES.items():
             args = [str(count), str(iters), str(warmup), "allreduce"]

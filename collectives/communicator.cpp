@@ -48,7 +48,7 @@ Communicator::Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm
                 "a communicator's default algorithm must be a concrete one");
 }
 
-void Communicator::require_member(std::string_view call) const {
+void Communicator::check_member(std::string_view call) const {
   RANKLAB_CHECK(is_member(), "{} on group {}, which the caller is not a member of", call, name());
 }
 
@@ -127,7 +127,7 @@ RecvStatus Communicator::recv(MutableBuffer data, int src, int tag, Where where)
 Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested,
                                   const Where& where, Completion completion,
                                   const PerPeerCounts* per_peer) {
-  require_member(to_string(args.op));
+  require_member(args.op);
   enter(where);  // an algorithm's messages are the call's: they carry its site
   if (!HostStaging::needed(args.input, args.output)) {
     return run_host_collective(args, requested, completion, per_peer);
@@ -145,6 +145,27 @@ Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requeste
   return Work();
 }
 
+bool Communicator::runs_direct(Algorithm requested) const {
+  // Every collective has `direct`, so asking for it, or for the default when that is
+  // `direct`, needs no look-up (resolve_algorithm gives the same answer).
+  return requested == Algorithm::direct ||
+         (requested == Algorithm::automatic && algorithm_ == Algorithm::direct);
+}
+
+void Communicator::run_blocking(const CollectiveArgs& args, Algorithm requested,
+                                const Where& where) {
+  // The common case straight to the backend, as run_collective would take it: a native call
+  // on host buffers needs no Work (all_to_all's aliasing check is run_host_collective's).
+  if (runs_direct(requested) && args.op != OpKind::all_to_all &&
+      !HostStaging::needed(args.input, args.output)) [[likely]] {
+    require_member(args.op);
+    enter(where);
+    backend_->native_collective_blocking(args);
+    return;
+  }
+  run_collective(args, requested, where, Completion::wait).wait();
+}
+
 Work Communicator::run_host_collective(const CollectiveArgs& args, Algorithm requested,
                                        Completion completion, const PerPeerCounts* per_peer) {
   if (per_peer != nullptr) {
@@ -156,7 +177,9 @@ Work Communicator::run_host_collective(const CollectiveArgs& args, Algorithm req
     run_all_to_all_v(*backend_, args, *per_peer, scope.tag());
     return Work();
   }
-  const Algorithm algorithm = resolve_algorithm(args.op, requested, algorithm_, size());
+  const Algorithm algorithm = runs_direct(requested)
+                                  ? Algorithm::direct
+                                  : resolve_algorithm(args.op, requested, algorithm_, size());
   if (algorithm == Algorithm::direct) {
     // The fabric's native all_to_all copies block by block between the members' buffers, so
     // one buffer for input and output would be overwritten before it is sent. (Shapes first:
@@ -223,28 +246,28 @@ Work Communicator::ibarrier(const BarrierOptions& options, Where where) {
   return run_collective(barrier_args(), options.algorithm, where);
 }
 void Communicator::barrier(const BarrierOptions& options, Where where) {
-  run_collective(barrier_args(), options.algorithm, where, Completion::wait).wait();
+  run_blocking(barrier_args(), options.algorithm, where);
 }
 
 Work Communicator::iall_reduce(MutableBuffer data, const AllReduceOptions& options, Where where) {
   return run_collective(all_reduce_args(data, options), options.algorithm, where);
 }
 void Communicator::all_reduce(MutableBuffer data, const AllReduceOptions& options, Where where) {
-  run_collective(all_reduce_args(data, options), options.algorithm, where, Completion::wait).wait();
+  run_blocking(all_reduce_args(data, options), options.algorithm, where);
 }
 
 Work Communicator::ibroadcast(MutableBuffer data, const BroadcastOptions& options, Where where) {
   return run_collective(broadcast_args(data, options), options.algorithm, where);
 }
 void Communicator::broadcast(MutableBuffer data, const BroadcastOptions& options, Where where) {
-  run_collective(broadcast_args(data, options), options.algorithm, where, Completion::wait).wait();
+  run_blocking(broadcast_args(data, options), options.algorithm, where);
 }
 
 Work Communicator::ireduce(MutableBuffer data, const ReduceOptions& options, Where where) {
   return run_collective(reduce_args(data, options), options.algorithm, where);
 }
 void Communicator::reduce(MutableBuffer data, const ReduceOptions& options, Where where) {
-  run_collective(reduce_args(data, options), options.algorithm, where, Completion::wait).wait();
+  run_blocking(reduce_args(data, options), options.algorithm, where);
 }
 
 Work Communicator::iall_gather(ConstBuffer input, MutableBuffer output,
@@ -253,7 +276,7 @@ Work Communicator::iall_gather(ConstBuffer input, MutableBuffer output,
 }
 void Communicator::all_gather(ConstBuffer input, MutableBuffer output,
                               const AllGatherOptions& options, Where where) {
-  run_collective(all_gather_args(input, output), options.algorithm, where, Completion::wait).wait();
+  run_blocking(all_gather_args(input, output), options.algorithm, where);
 }
 
 Work Communicator::ireduce_scatter(ConstBuffer input, MutableBuffer output,
@@ -262,15 +285,14 @@ Work Communicator::ireduce_scatter(ConstBuffer input, MutableBuffer output,
 }
 void Communicator::reduce_scatter(ConstBuffer input, MutableBuffer output,
                                   const ReduceScatterOptions& options, Where where) {
-  run_collective(reduce_scatter_args(input, output, options), options.algorithm, where,
-                 Completion::wait).wait();
+  run_blocking(reduce_scatter_args(input, output, options), options.algorithm, where);
 }
 
 Work Communicator::igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options, Where where) {
   return run_collective(gather_args(input, output, options), options.algorithm, where);
 }
 void Communicator::gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options, Where where) {
-  run_collective(gather_args(input, output, options), options.algorithm, where, Completion::wait).wait();
+  run_blocking(gather_args(input, output, options), options.algorithm, where);
 }
 
 Work Communicator::iscatter(ConstBuffer input, MutableBuffer output,
@@ -279,7 +301,7 @@ Work Communicator::iscatter(ConstBuffer input, MutableBuffer output,
 }
 void Communicator::scatter(ConstBuffer input, MutableBuffer output,
                            const ScatterOptions& options, Where where) {
-  run_collective(scatter_args(input, output, options), options.algorithm, where, Completion::wait).wait();
+  run_blocking(scatter_args(input, output, options), options.algorithm, where);
 }
 
 Work Communicator::iall_to_all(ConstBuffer input, MutableBuffer output,
@@ -288,7 +310,7 @@ Work Communicator::iall_to_all(ConstBuffer input, MutableBuffer output,
 }
 void Communicator::all_to_all(ConstBuffer input, MutableBuffer output,
                               const AllToAllOptions& options, Where where) {
-  run_collective(all_to_all_args(input, output), options.algorithm, where, Completion::wait).wait();
+  run_blocking(all_to_all_args(input, output), options.algorithm, where);
 }
 
 Work Communicator::iall_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,

@@ -280,10 +280,23 @@ class Communicator {
   Work run_collective(const CollectiveArgs& args, Algorithm requested,
                       const Where& where, Completion completion = Completion::handle,
                       const PerPeerCounts* per_peer = nullptr);
+  /// The plain (blocking) forms: run_collective(..., Completion::wait).wait(), with its
+  /// common case (a native call on host buffers) taken without a Work.
+  void run_blocking(const CollectiveArgs& args, Algorithm requested, const Where& where);
+  /// `requested` is `direct`, or `automatic` with `direct` the default.
+  bool runs_direct(Algorithm requested) const;
   /// The funnel's part on host buffers; run_collective stages device buffers around it.
   Work run_host_collective(const CollectiveArgs& args, Algorithm requested, Completion completion,
                            const PerPeerCounts* per_peer);
-  void require_member(std::string_view call) const;
+  /// Throws UsageError naming `call` unless the caller is a member of the group.
+  void require_member(std::string_view call) const {
+    if (!is_member()) [[unlikely]] check_member(call);
+  }
+  void require_member(OpKind op) const {
+    if (!is_member()) [[unlikely]] check_member(to_string(op));
+  }
+  /// require_member's check, out of line (it formats the message).
+  void check_member(std::string_view call) const;
 
   std::shared_ptr<Backend> backend_;
   Algorithm algorithm_;

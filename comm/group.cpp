@@ -19,12 +19,6 @@ Group::Group(std::uint32_t id, std::string name, std::vector<int> ranks)
   }
 }
 
-int Group::group_rank(int global) const {
-  const int index = global - min_rank_;
-  if (index < 0 || index >= static_cast<int>(group_rank_of_.size())) return -1;
-  return group_rank_of_[static_cast<std::size_t>(index)];
-}
-
 void Group::check_members(std::string_view kind, std::span<const int> ranks, int world_size) {
   RANKLAB_CHECK(!kind.empty(), "new_group: the group kind must not be empty");
   RANKLAB_CHECK(!ranks.empty(), "new_group {}: a group needs at least one rank", kind);

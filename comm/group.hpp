@@ -24,8 +24,13 @@ class Group {
 
   /// Global rank of group rank `group_rank`.
   int global_rank(int group_rank) const { return ranks_[static_cast<std::size_t>(group_rank)]; }
-  /// Group rank of global rank `global`, or -1 if it is not a member.
-  int group_rank(int global) const;
+  /// Group rank of global rank `global`, or -1 if it is not a member. Inline: every fabric
+  /// call asks it.
+  int group_rank(int global) const {
+    const int index = global - min_rank_;
+    if (index < 0 || index >= static_cast<int>(group_rank_of_.size())) return -1;
+    return group_rank_of_[static_cast<std::size_t>(index)];
+  }
   bool contains(int global) const { return group_rank(global) >= 0; }
 
   /// The canonical name of a group of `kind` over `ranks`: `tp[0,1]`.

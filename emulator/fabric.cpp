@@ -68,7 +68,8 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
   // The rank's previous operation is rebuilt in place once nothing else holds it (the usual
   // case: its Request is gone), which takes malloc and free off every call. Only this rank's
   // fiber posts its operations, so nobody can take a new reference while we look.
-  std::shared_ptr<Operation>& spare = ranks_[static_cast<std::size_t>(rank)]->spare;
+  RankSlot& slot = *ranks_[static_cast<std::size_t>(rank)];
+  std::shared_ptr<Operation>& spare = slot.spare;
   if (spare && spare.use_count() == 1) {
     std::destroy_at(spare.get());
     std::construct_at(spare.get());
@@ -78,17 +79,16 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
   Operation* op = spare.get();
   op->kind = kind;
   op->rank = rank;
-  op->rank_seq = ranks_[static_cast<std::size_t>(rank)]->next_seq++;
+  op->rank_seq = slot.next_seq++;
   op->group = &group;
-  op->site = ranks_[static_cast<std::size_t>(rank)]->site;
-  op->clock_at_post = ranks_[static_cast<std::size_t>(rank)]->lamport;
+  op->site = slot.site;
+  op->clock_at_post = slot.lamport;
   ++progress_;
   if (tracing_) {
-    auto& open = ranks_[static_cast<std::size_t>(rank)]->open;
-    op->in_flight = open;
-    open.push_back(op->rank_seq);
-    op->compute = std::move(ranks_[static_cast<std::size_t>(rank)]->compute);
-    ranks_[static_cast<std::size_t>(rank)]->compute = {};
+    op->in_flight = slot.open;
+    slot.open.push_back(op->rank_seq);
+    op->compute = std::move(slot.compute);
+    slot.compute = {};
   }
   return spare;
 }
@@ -112,9 +112,8 @@ void Fabric::flush_compute(int rank) {
   work = {};
 }
 
-void Fabric::set_call_site(int rank, const SourceSite& site) {
-  if (!options_.call_sites) return;
-  ranks_[static_cast<std::size_t>(rank)]->site = site;
+SourceSite* Fabric::call_site_slot(int rank) {
+  return options_.call_sites ? &ranks_[static_cast<std::size_t>(rank)]->site : nullptr;
 }
 
 void Fabric::set_next_seq(int rank, std::uint64_t seq) {
@@ -387,8 +386,7 @@ void Fabric::release(const std::shared_ptr<Operation>& handle) {
   record(op, OpStatus::pending);
 }
 
-void Fabric::throw_if_aborted(int rank) const {
-  if (verdict_ == RunStatus::ok) return;
+void Fabric::throw_aborted(int rank) const {
   if (verdict_ == RunStatus::deadlock) {
     throw DeadlockError(fmt::format("rank {}: {}", rank, summary_));
   }
@@ -420,13 +418,11 @@ void Fabric::rank_finished(int rank) {
   check_for_deadlock();
 }
 
-void Fabric::check_for_deadlock() {
-  if (verdict_ != RunStatus::ok) return;
+void Fabric::settle_or_declare() {
   if (failure_pending_) {
     if (settled()) declare_failure();
     return;
   }
-  if (live_ == 0 || blocked_ != live_) return;
   const diagnosis::FabricSnapshot snap = snapshot();
   const detail::WaitGraph graph = diagnosis::build_wait_graph(snap);
   wait_graph_ = diagnosis::draw_wait_graph(snap, graph);

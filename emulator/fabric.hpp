@@ -95,9 +95,10 @@ class Fabric {
   /// Replay: `rank`'s next operation gets rank_seq `seq` (>= the current one), so a replayed
   /// trace keeps its recorded numbering, gaps included.
   void set_next_seq(int rank, std::uint64_t seq);
-  /// Where `rank`'s next operations were called from (comm/call_site.hpp), until set again.
-  /// Only the rank's own fiber calls it, and only its own operations read it.
-  void set_call_site(int rank, const SourceSite& site);
+  /// Where `rank`'s next operations are called from (comm/call_site.hpp), for its
+  /// RankContext to set before it posts; null when the run records no call sites. Only the
+  /// rank's own fiber writes it, and only its own operations read it.
+  SourceSite* call_site_slot(int rank);
 
   /// `rank` computed `work` (compute events, format 1.2, or an unlabelled amount): it goes
   /// on the rank's next operation in the trace, or on its last one when it ends. Nothing
@@ -163,12 +164,22 @@ class Fabric {
 
   void complete(detail::Operation& op);
   void record(const detail::Operation& op, OpStatus status);
-  void throw_if_aborted(int rank) const;
+  /// Inline: every post and wait asks; only an aborted run goes on to throw_aborted.
+  void throw_if_aborted(int rank) const {
+    if (verdict_ != RunStatus::ok) [[unlikely]] throw_aborted(rank);
+  }
+  [[noreturn]] void throw_aborted(int rank) const;
   void abort(RunStatus status, int root_rank, std::exception_ptr cause, std::string summary,
              FailureAnalysis analysis);
   /// Called whenever a rank blocks or ends: declares a deadlock when every live rank is
   /// blocked, or, with a failure settling, the failure once no live rank can progress.
-  void check_for_deadlock();
+  /// Inline: every block asks, and all but the last blocking rank are done here.
+  void check_for_deadlock() {
+    if (verdict_ != RunStatus::ok) return;
+    if (failure_pending_ || (live_ != 0 && blocked_ == live_)) [[unlikely]] settle_or_declare();
+  }
+  /// check_for_deadlock's verdict, once a failure is settling or every live rank is blocked.
+  void settle_or_declare();
   // Settling a failure (fabric_failure.cpp).
   /// `rank` is failing with `error` (its own, not a cancellation): remembered, and the run's
   /// verdict waits until the other ranks have done what they still can.

@@ -10,7 +10,8 @@
 
 namespace ranklab {
 
-RankContext::RankContext(Fabric& fabric, int rank) : fabric_(fabric), rank_(rank) {}
+RankContext::RankContext(Fabric& fabric, int rank)
+    : fabric_(fabric), rank_(rank), call_site_(fabric.call_site_slot(rank)) {}
 
 int RankContext::world_size() const { return fabric_.world_size(); }
 const Group& RankContext::world() const { return fabric_.world(); }
@@ -107,8 +108,6 @@ void RankContext::compute_work(const ComputeWork& work) { fabric_.compute(rank_,
 void RankContext::set_next_rank_seq(std::uint64_t rank_seq) {
   fabric_.set_next_seq(rank_, rank_seq);
 }
-
-void RankContext::set_call_site(const SourceSite& site) { fabric_.set_call_site(rank_, site); }
 
 void RankContext::yield() { yield_turn(/*polling=*/true); }
 

@@ -77,8 +77,11 @@ class RankContext {
   void set_next_rank_seq(std::uint64_t rank_seq);
 
   /// Where this rank's next operations are called from (the emulator backend passes on the
-  /// Communicator's call site; replay the recorded one), until set again.
-  void set_call_site(const SourceSite& site);
+  /// Communicator's call site; replay the recorded one), until set again. Inline, into the
+  /// fabric's slot for it: every Communicator call sets it.
+  void set_call_site(const SourceSite& site) {
+    if (call_site_ != nullptr) *call_site_ = site;
+  }
 
  private:
   /// Applies a kill or delay fault due before the next post (fault injection only).
@@ -89,6 +92,7 @@ class RankContext {
 
   Fabric& fabric_;
   int rank_;
+  SourceSite* call_site_;  ///< Fabric::call_site_slot: null when the run records no sites
 };
 
 /// The calling fiber's rank, like this_fiber / this_actor. Only valid inside a rank. The

@@ -42,9 +42,12 @@ RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int t
                              int ranks_on_thread, ScheduleLog* log, bool poll_when_idle)
     : policy_(policy),
       random_(policy.seed * 0x100000001b3ULL + static_cast<std::uint64_t>(thread_index)),
-      round_(std::max(ranks_on_thread, 1)),
+      // One worker runs the whole world (threads = min(threads, world)).
+      round_(std::max(ranks_on_thread, ranks_on_thread == world_size ? kMinRound : 1)),
       log_(log),
-      poll_when_idle_(poll_when_idle) {
+      poll_when_idle_(poll_when_idle),
+      plain_fifo_(policy.kind == SchedulePolicy::Kind::rank_order && policy.preemptions.empty() &&
+                  log == nullptr) {
   on_cluster_worker = true;
   // Everything awakened() and new_properties() will need, allocated here, where running
   // out of memory is an exception the worker can report: a rank is in a ready queue at
@@ -97,6 +100,16 @@ boost::fibers::fiber_properties* RankScheduler::new_properties(boost::fibers::co
 }
 
 void RankScheduler::awakened(boost::fibers::context* ctx, RankProperties& props) noexcept {
+  if (plain_fifo_ && props.rank >= 0 && fifo_size_ != fifo_.size()) [[likely]] {
+    fifo_at(fifo_size_++) = ctx;
+    props.yielding = false;
+    return;
+  }
+  awakened_slow(ctx, props);
+}
+
+[[gnu::noinline]] void RankScheduler::awakened_slow(boost::fibers::context* ctx,
+                                                   RankProperties& props) noexcept {
   if (props.rank < 0) {
     system_.push_back(ctx);
     return;
@@ -136,6 +149,16 @@ void RankScheduler::lower_priority(int rank) noexcept {
 }
 
 boost::fibers::context* RankScheduler::pick_next() noexcept {
+  if (plain_fifo_ && fifo_size_ != 0 && (picks_since_system_ < round_ || system_.empty()))
+      [[likely]] {
+    // pick_fifo's common case, without its preemptions and log.
+    ++picks_since_system_;
+    auto* ctx = fifo_at(0);
+    fifo_head_ = fifo_head_ + 1 == fifo_.size() ? 0 : fifo_head_ + 1;
+    --fifo_size_;
+    ++picks_;
+    return ctx;
+  }
   if (!system_.empty() && (picks_since_system_ >= round_ || !has_ready_rank())) {
     return pick_system();
   }

@@ -49,7 +49,10 @@ class RankProperties : public boost::fibers::fiber_properties {
 /// Boost's own fibers (main, dispatcher) run when no rank is ready, and otherwise once per
 /// round of the thread's ranks, as Boost's round_robin would run them: Boost's dispatcher
 /// re-queues itself every time it resumes a fiber, so running it first would put a
-/// dispatcher switch between every two ranks (bench/RESULTS.md, finding 3).
+/// dispatcher switch between every two ranks (bench/RESULTS.md, finding 3). With one worker
+/// thread the round is at least kMinRound picks: there the dispatcher has no other thread's
+/// wake-ups to collect, only sleepers' deadlines (the watchdog's tick, wait_for), and each
+/// of its runs costs two fiber switches and a clock read.
 class RankScheduler : public boost::fibers::algo::algorithm_with_properties<RankProperties> {
  public:
   /// `ranks_on_thread`: how many ranks this worker runs, the length of a round. `log` (may
@@ -78,7 +81,14 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
 
   ~RankScheduler() override;
 
+  /// One worker thread's shortest round (see the class comment): 64 rank switches take
+  /// ~5 us, nothing beside a watchdog tick of milliseconds.
+  static constexpr int kMinRound = 64;
+
  private:
+  /// awakened() of what the plain FIFO does not cover: Boost's own fibers, the other
+  /// policies, a full ring.
+  void awakened_slow(boost::fibers::context* ctx, RankProperties& props) noexcept;
   boost::fibers::context* pick_rank() noexcept;
   boost::fibers::context* pick_fifo() noexcept;
   /// The ring's i-th entry from its head (i < fifo_.size(); no division on the hot path).
@@ -114,6 +124,9 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   std::size_t next_preemption_ = 0;   // preempt: index into policy_.preemptions
   ScheduleLog* log_ = nullptr;
   bool poll_when_idle_ = false;
+  /// rank-order with no schedule log: awakened() and pick_next() take their short paths
+  /// (push to and pop from the ring), the policy's other cases stay out of line.
+  bool plain_fifo_ = false;
 
   std::mutex mutex_;
   std::condition_variable wakeup_;

@@ -6,12 +6,11 @@
 // its fingerprint of the call into that number's slot. A native call also leaves its
 // operation there; the last member to arrive runs it. Members post in increasing sequence
 // numbers, so a slot fills only after every earlier one has: slots complete in order, and
-// the window is a deque whose front is retired as it completes. Retired slots keep their
+// the window is a ring whose oldest slots retire as they complete. Retired slots keep their
 // vectors for reuse, so a steady stream of collectives allocates nothing.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -58,45 +57,88 @@ class CallWindow {
   /// The slot of call `seq`, created (with `group_size` empty members) if no member posted
   /// it yet. `seq` is at least the oldest call still in the window.
   CallSlot& slot(std::uint64_t seq, int group_size) {
-    while (base_ + slots_.size() <= seq) slots_.push_back(fresh_slot(group_size));
-    return slots_[seq - base_];
+    while (base_ + count_ <= seq) open_slot(group_size);
+    return at(seq);
   }
 
   /// The slot of call `seq` if some member posted it and not every member has.
   const CallSlot* find(std::uint64_t seq) const {
-    return seq >= base_ && seq - base_ < slots_.size() ? &slots_[seq - base_] : nullptr;
+    return seq >= base_ && seq - base_ < count_ ? &at(seq) : nullptr;
   }
 
   /// Drops the completed slots at the front.
   void retire_completed(int group_size) {
-    while (!slots_.empty() && slots_.front().complete(group_size)) {
-      spare_.push_back(std::move(slots_.front()));
-      slots_.pop_front();
+    while (count_ != 0 && ring_[head_].complete(group_size)) {
       ++base_;
+      head_ = (head_ + 1) & mask();
+      // An empty window starts again at the ring's first slot, so that calls one after
+      // another (never more than one open) reuse one slot and its vectors: a world of a
+      // million ranks has a million members per slot.
+      if (--count_ == 0) head_ = 0;
     }
   }
 
-  const std::deque<CallSlot>& slots() const { return slots_; }
+  /// The open slots, oldest first (a range for range-for).
+  class Slots {
+   public:
+    class iterator {
+     public:
+      iterator(const CallWindow& window, std::uint64_t seq) : window_(&window), seq_(seq) {}
+      const CallSlot& operator*() const { return window_->at(seq_); }
+      iterator& operator++() {
+        ++seq_;
+        return *this;
+      }
+      bool operator!=(const iterator& other) const { return seq_ != other.seq_; }
+
+     private:
+      const CallWindow* window_;
+      std::uint64_t seq_;
+    };
+    explicit Slots(const CallWindow& window) : window_(window) {}
+    iterator begin() const { return {window_, window_.base_}; }
+    iterator end() const { return {window_, window_.base_ + window_.count_}; }
+
+   private:
+    const CallWindow& window_;
+  };
+  Slots slots() const { return Slots(*this); }
 
  private:
-  CallSlot fresh_slot(int group_size) {
-    CallSlot slot;
-    if (!spare_.empty()) {
-      slot = std::move(spare_.back());
-      spare_.pop_back();
-    }
+  // A ring (its size a power of two) from head_: a call's slot stays where it was opened
+  // until it retires, and a retired slot is reset in place for a later call, keeping its
+  // vectors. (A deque moved each slot in and out, and computed its size from node pointers
+  // on every post.)
+  std::size_t mask() const { return ring_.size() - 1; }
+  /// Call `seq`'s slot, for base_ <= seq < base_ + count_.
+  CallSlot& at(std::uint64_t seq) { return ring_[(head_ + (seq - base_)) & mask()]; }
+  const CallSlot& at(std::uint64_t seq) const { return ring_[(head_ + (seq - base_)) & mask()]; }
+
+  void open_slot(int group_size) {
+    if (count_ == ring_.size()) grow();
+    CallSlot& slot = ring_[(head_ + count_) & mask()];
     const auto n = static_cast<std::size_t>(group_size);
     slot.calls.assign(n, std::nullopt);
     slot.ops.assign(n, nullptr);
     slot.arrived = 0;
     slot.first = -1;
     slot.mismatched = false;
-    return slot;
+    ++count_;
   }
 
-  std::deque<CallSlot> slots_;
-  std::uint64_t base_ = 0;  ///< sequence number of slots_.front()
-  std::vector<CallSlot> spare_;
+  void grow() {
+    std::vector<CallSlot> grown(ring_.empty() ? 1 : 2 * ring_.size());
+    for (std::size_t i = 0; i < ring_.size(); ++i) {
+      grown[i] = std::move(ring_[(head_ + i) & mask()]);
+    }
+    ring_ = std::move(grown);
+    head_ = 0;
+  }
+
+  std::vector<CallSlot> ring_;
+  std::size_t head_ = 0;      ///< ring position of the oldest open slot
+  std::uint64_t base_ = 0;    ///< sequence number of the oldest open slot
+  std::size_t count_ = 0;     ///< open slots
 };
 
 }  // namespace ranklab::detail

@@ -3,11 +3,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <mutex>
-#include <utility>
 
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/context.hpp>
+#include <boost/fiber/scheduler.hpp>
 
 #include "emulator/detail/fabric_mutex.hpp"
 
@@ -31,8 +32,11 @@ class RankWakeup {
       condition_.wait(lock);
       return;
     }
-    parked_ = boost::fibers::context::active();
-    parked_->suspend();
+    // Only the rank's own fiber waits here, so the active context is looked up (a
+    // thread-local) once per rank, not once per wait.
+    if (fiber_ == 0) fiber_ = reinterpret_cast<std::uintptr_t>(boost::fibers::context::active());
+    fiber_ |= kParked;
+    fiber()->suspend();
   }
 
   /// Sleeps until notify() or `deadline`; false on timeout.
@@ -42,15 +46,27 @@ class RankWakeup {
 
   /// Wakes the rank if it sleeps (called with the fabric mutex held).
   void notify() {
-    if (boost::fibers::context* sleeper = std::exchange(parked_, nullptr)) {
-      boost::fibers::context::active()->schedule(sleeper);
+    if ((fiber_ & kParked) != 0) {
+      fiber_ &= ~kParked;
+      // Straight onto the sleeper's (the one worker's) ready queue: what the active
+      // context's schedule() does for a fiber of its own thread, without looking up the
+      // active context to get there.
+      boost::fibers::context* sleeper = fiber();
+      sleeper->get_scheduler()->schedule(sleeper);
       return;
     }
     condition_.notify_one();
   }
 
  private:
-  boost::fibers::context* parked_ = nullptr;  ///< one worker: the suspended fiber
+  static constexpr std::uintptr_t kParked = 1;  // contexts are aligned: bit 0 is free
+  boost::fibers::context* fiber() const {
+    return reinterpret_cast<boost::fibers::context*>(fiber_ & ~kParked);
+  }
+
+  /// One worker: the rank's fiber once it has waited (0 before), bit 0 set while it is
+  /// suspended in wait(). One word, as a rank's slot is kept for a million ranks.
+  std::uintptr_t fiber_ = 0;
   boost::fibers::condition_variable_any condition_;
 };
 
