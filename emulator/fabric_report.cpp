@@ -214,7 +214,7 @@ std::vector<std::string> Fabric::culprit_findings(const detail::WaitGraph& graph
 
 RankEvents Fabric::recent_events(int rank) const {
   RankEvents out{.rank = rank};
-  for (const auto& e : ranks_[static_cast<std::size_t>(rank)]->recent.snapshot()) {
+  for (const auto& e : recent_of(rank)) {
     out.events.push_back(describe_event(e, groups_));
   }
   return out;

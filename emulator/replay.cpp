@@ -213,10 +213,10 @@ Request post(RankContext& context, const TraceEvent& e, ReplayPlan& plan,
   // The recorded call site, so a replay's report names the same sites as the run's (the
   // trace outlives the replay and its report).
   context.set_call_site(
-      {.file = e.site.file.empty() ? nullptr : e.site.file.c_str(),
-       .line = e.site.line,
-       .function = e.site.function.empty() ? nullptr : e.site.function.c_str(),
-       .label = e.site.label.empty() ? nullptr : &e.site.label});
+      {.file = e.site->file.empty() ? nullptr : e.site->file.c_str(),
+       .line = e.site->line,
+       .function = e.site->function.empty() ? nullptr : e.site->function.c_str(),
+       .label = e.site->label.empty() ? nullptr : &e.site->label});
   const auto n = static_cast<std::size_t>(group.size());
   const std::size_t unit = static_cast<std::size_t>(e.count);
   if (e.op == OpKind::send) {
