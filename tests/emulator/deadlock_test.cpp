@@ -11,7 +11,6 @@
 #include "comm/errors.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
-#include "traces/sink.hpp"
 
 namespace ranklab::testing {
 namespace {
