@@ -65,7 +65,7 @@ class ScenarioJob final : public Job {
         cluster.run([&](Communicator& comm) { scenario_.body(comm, params_, output); });
     report.output = output.lines();
     for (const auto& line : report.output) out.results += line + "\n";
-    out.trace = sink->trace();
+    out.trace = sink->take();  // a million ranks' events: moved, not copied
     if (cost_) {
       // Virtual time: the trace timed under the cost model, and annotated with it.
       const VirtualTimes times = time_trace(out.trace, *cost_, send_mode);

@@ -25,6 +25,7 @@ using detail::Operation;
 Fabric::Fabric(const ClusterOptions& options)
     : options_(options),
       tracing_(options.trace_sink != nullptr),
+      own_recent_(!tracing_ || !options.trace_sink->keeps_events()),
       mutex_(std::min(options.threads, options.world_size) > 1) {
   const int n = options_.world_size;
   std::vector<int> all(static_cast<std::size_t>(n));
@@ -487,7 +488,7 @@ void Fabric::record(const Operation& op, OpStatus status) {
   // Filled in place in the rank's ring of recent events: every field the fabric sets is
   // assigned on every call (the slot holds an older event); the others (time, and compute
   // unless tracing, when op.compute is always empty) it never sets.
-  TraceEvent& e = ranks_[static_cast<std::size_t>(op.rank)]->recent.next();
+  TraceEvent& e = own_recent_ ? ranks_[static_cast<std::size_t>(op.rank)]->recent.next() : recorded_;
   const Group& g = *op.group;
   const bool completed = status == OpStatus::completed;
   const bool send = op.kind == OpKind::send;
@@ -531,19 +532,19 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || !recv);
   e.hash = e.has_hash ? op.hash : 0;
   e.blocked = !completed && op.blocked_at_end;
-  // The recorded form of the rank's latest site is kept: consecutive operations (an
-  // algorithm's messages) mostly share one, and making it costs more than copying it.
-  RankSlot& slot = *ranks_[static_cast<std::size_t>(op.rank)];
-  if (!(slot.recorded_for == op.site)) {
-    assign_call_site(slot.recorded_site, op.site);
-    slot.recorded_for = op.site;
-  }
-  e.site = slot.recorded_site;
+  e.site = recorded_sites_.get(op.site);
   if (options_.trace_sink) {
     e.in_flight = op.in_flight;  // only tracing fills it
     e.compute = op.compute;
     options_.trace_sink->record(e);
   }
+}
+
+std::vector<TraceEvent> Fabric::recent_of(int rank) const {
+  if (own_recent_) return ranks_[static_cast<std::size_t>(rank)]->recent.snapshot();
+  const std::span<const TraceEvent> all = options_.trace_sink->recorded(rank);
+  const std::size_t n = std::min(all.size(), detail::RecentEvents::kCapacity);
+  return {all.end() - static_cast<std::ptrdiff_t>(n), all.end()};
 }
 
 }  // namespace ranklab

@@ -20,6 +20,7 @@
 #include "emulator/detail/fault_injector.hpp"
 #include "emulator/detail/fingerprint_book.hpp"
 #include "emulator/detail/operation.hpp"
+#include "emulator/detail/recorded_sites.hpp"
 #include "emulator/detail/wait_graph.hpp"
 #include "emulator/diagnosis/snapshot.hpp"
 #include "comm/fingerprint.hpp"
@@ -211,11 +212,20 @@ class Fabric {
                                     const detail::WaitGraph& graph, int watchdog_rank) const;
   FailureAnalysis failure_analysis(int root_rank) const;
   RankEvents recent_events(int rank) const;
+  /// `rank`'s last RecentEvents::kCapacity events, oldest first: from its ring, or from the
+  /// trace sink when that keeps every event (own_recent_ false).
+  std::vector<TraceEvent> recent_of(int rank) const;
   std::vector<const detail::Operation*> pending_operations() const;
   TraceHeader trace_header() const;
 
   ClusterOptions options_;
   bool tracing_;
+  /// Each rank keeps a ring of its recent events for reports (RankSlot::recent), unless the
+  /// trace sink keeps every event anyway (TraceSink::keeps_events): then record() fills
+  /// recorded_ and the reports read the sink.
+  bool own_recent_;
+  TraceEvent recorded_;  ///< record()'s event when own_recent_ is false (under the lock)
+  detail::RecordedSites recorded_sites_;  ///< one CallSite per distinct site (under the lock)
   mutable detail::FabricMutex mutex_;
 
   std::vector<std::unique_ptr<Group>> groups_;  // groups_[id]; [0] is world

@@ -57,7 +57,7 @@ FailureAnalysis Fabric::deadlock_analysis(const diagnosis::FabricSnapshot& snaps
 
 RankEvents Fabric::recent_events(int rank) const {
   RankEvents out{.rank = rank};
-  for (const auto& e : ranks_[static_cast<std::size_t>(rank)]->recent.snapshot()) {
+  for (const auto& e : recent_of(rank)) {
     out.events.push_back(describe_event(e, groups_));
   }
   return out;

@@ -164,7 +164,7 @@ struct ReplayPlan {
     LargestBuffer input;
     std::vector<LargestBuffer> output(trace.ranks.size());
     for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-      const CallSite* previous = nullptr;
+      const SiteRef* previous = nullptr;
       new_site[r].reserve(trace.ranks[r].size());
       for (const TraceEvent& e : trace.ranks[r]) {
         check_replayable(e);
@@ -218,15 +218,15 @@ struct ReplayPlan {
 
 /// Gives the rank `e`'s recorded call site, so a replay's report names the same sites as the
 /// run's (the trace outlives the replay and its report). Called only where the site changes
-/// (ReplayPlan::new_site): the fabric remakes a site's recorded form (its strings) whenever
-/// the pointers it gets change, and the events of one call (an algorithm's messages) each
-/// hold their own copy of the same strings.
+/// (ReplayPlan::new_site): the fabric remakes a site's recorded form whenever the pointers
+/// it gets change, and consecutive operations of one call (an algorithm's messages) share
+/// one site.
 void give_call_site(RankContext& context, const TraceEvent& e) {
   context.set_call_site(
-      {.file = e.site.file.empty() ? nullptr : e.site.file.c_str(),
-       .line = e.site.line,
-       .function = e.site.function.empty() ? nullptr : e.site.function.c_str(),
-       .label = e.site.label.empty() ? nullptr : &e.site.label});
+      {.file = e.site->file.empty() ? nullptr : e.site->file.c_str(),
+       .line = e.site->line,
+       .function = e.site->function.empty() ? nullptr : e.site->function.c_str(),
+       .label = e.site->label.empty() ? nullptr : &e.site->label});
 }
 
 /// One operation re-issued as recorded, with zeros as its payload.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,39 @@ struct CallSite {
   friend bool operator==(const CallSite&, const CallSite&) = default;
 };
 
+/// A TraceEvent's call site: one shared, immutable CallSite, or none. A run has few distinct
+/// sites and a million-rank trace millions of events, so events hold a reference (16 bytes)
+/// and the strings live once per distinct site (CallSiteTable interns them; traces/
+/// call_site_table.hpp). Shared ownership keeps copies of events and traces simple: an event
+/// copied into another trace keeps its site alive. Reads as a `const CallSite&` (`site->file`,
+/// or passed where a CallSite is taken); compares by value.
+class SiteRef {
+ public:
+  SiteRef() = default;
+  /// A site of its own (not shared with other events): for importers and tests that build
+  /// single events. An empty site is none.
+  SiteRef(CallSite site)  // NOLINT(google-explicit-constructor): events are assigned sites
+      : site_(site.empty() ? nullptr : std::make_shared<const CallSite>(std::move(site))) {}
+  explicit SiteRef(std::shared_ptr<const CallSite> site) : site_(std::move(site)) {}
+
+  const CallSite& operator*() const { return site_ ? *site_ : none(); }
+  const CallSite* operator->() const { return &**this; }
+  operator const CallSite&() const { return **this; }  // NOLINT(google-explicit-constructor)
+  bool empty() const { return !site_ || site_->empty(); }
+
+  friend bool operator==(const SiteRef& a, const SiteRef& b) {
+    return a.site_ == b.site_ || *a == *b;
+  }
+  friend bool operator==(const SiteRef& a, const CallSite& b) { return *a == b; }
+
+ private:
+  static const CallSite& none() {
+    static const CallSite empty;
+    return empty;
+  }
+  std::shared_ptr<const CallSite> site_;
+};
+
 /// Where an event was read from: kept for errors found after reading (replay refusing an
 /// operation names FILE:LINE). Not part of the event's value: events equal field for field
 /// are equal wherever they were read, so == ignores it.
@@ -111,37 +145,42 @@ struct SourceLine {
 /// One operation of one rank. Point-to-point ops carry `peer` (global rank) and `msg`;
 /// collectives carry `coll_seq` (the group's collective index) and, where it applies,
 /// `root` (global rank) and `reduce_op`.
+///
+/// The one-byte fields sit together and the four-byte ones in pairs: a trace holds every
+/// event of every rank (two per rank of a million-rank all_reduce), and this order keeps
+/// an event at 248 bytes instead of 272 (bench/RESULTS.md, "A million ranks").
 struct TraceEvent {
   int rank = 0;                 ///< global rank that issued the operation
+  std::uint32_t group = 0;      ///< index into TraceHeader::groups
   std::uint64_t rank_seq = 0;   ///< the rank's own operation counter, from 0
   OpKind op = OpKind::send;
   OpStatus status = OpStatus::completed;
-  std::uint32_t group = 0;      ///< index into TraceHeader::groups
-  int peer = kNoRank;           ///< global rank of the other side (matched source for recv)
-  int tag = 0;
+  DataType dtype = DataType::u8;
   /// A receive posted from any source (format 1.3): `peer` is the sender it matched, which
   /// another schedule may change (`replay --wildcards free`, `explore`).
   bool any_source = false;
-  DataType dtype = DataType::u8;
+  bool has_hash = false;
+  bool has_reduce_op = false;
+  ReduceOp reduce_op = ReduceOp::sum;
+  /// Pending operations only: the rank was blocked waiting for this one when the run ended
+  /// (false: the rank had dropped its handle, or was waiting for another operation).
+  bool blocked = false;
+  int peer = kNoRank;           ///< global rank of the other side (matched source for recv)
+  int tag = 0;
   std::uint64_t count = 0;      ///< elements
   std::uint64_t bytes = 0;
   std::uint64_t hash = 0;       ///< xxHash64 of the payload (see FORMAT.md for which)
-  bool has_hash = false;
   std::int64_t coll_seq = kNoCollective;
   int root = kNoRank;
-  bool has_reduce_op = false;
-  ReduceOp reduce_op = ReduceOp::sum;
   MessageId msg;
   std::uint64_t lamport = 0;
   // Wait points (format 1.1): what replay needs to re-issue the rank's operations with the
-  // same overlap. Both depend on program order only, never on the schedule.
+  // same overlap. Both depend on program order only, never on the schedule: `in_flight`
+  // here, `blocked` above.
   /// rank_seq of this rank's earlier operations that were posted but not yet waited for
   /// (non-blocking calls whose handle was still open) when this one was posted, ascending.
   /// Empty: every earlier operation had been waited for, as with blocking calls.
   std::vector<std::uint64_t> in_flight;
-  /// Pending operations only: the rank was blocked waiting for this one when the run ended
-  /// (false: the rank had dropped its handle, or was waiting for another operation).
-  bool blocked = false;
   // Time (format 1.1).
   ComputeWork compute;        ///< done before posting this operation
   ComputeWork compute_after;  ///< the rank's last operation only: done after it
@@ -150,7 +189,7 @@ struct TraceEvent {
   std::int64_t vt_post_ns = kNoTime;
   std::int64_t vt_end_ns = kNoTime;
   /// Where the program issued it (format 1.2); not compared by diff or replay.
-  CallSite site;
+  SiteRef site;
   SourceLine source;  ///< where it was read, for error messages; ignored by ==
 
   friend bool operator==(const TraceEvent&, const TraceEvent&) = default;

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "traces/call_site_table.hpp"
 #include "traces/error.hpp"
 #include "traces/fr_dump.hpp"
 #include "traces/input_file.hpp"
@@ -321,10 +322,11 @@ Trace import_flight_recorder(const std::vector<FrDumpFile>& files) {
   }
 
   Trace& trace = built.trace;
+  CallSiteTable sites;  // a collective's entries on every rank share its frame
   for (auto& events : trace.ranks) {
     for (TraceEvent& e : events) {
       const FrEntry& entry = emitter.origin(e.rank, e.rank_seq);
-      e.site = entry.site;
+      e.site = sites.intern(entry.site);
       if (entry.completed) continue;
       e.status = OpStatus::pending;
       e.blocked = true;  // the rank's stream was stuck in it (replay blocks on it at the end)

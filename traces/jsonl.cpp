@@ -163,9 +163,9 @@ void append_event(fmt::memory_buffer& out, const TraceEvent& e, std::string_view
   if (e.vt_end_ns != kNoTime) line.raw(R"(,"vt_end_ns":)").number(e.vt_end_ns);
   if (!e.site.empty()) {
     // Names from the recorded program: escaped, and never a reason to fail the write.
-    nlohmann::json site = {{"file", e.site.file}, {"line", e.site.line},
-                           {"function", e.site.function}};
-    if (!e.site.label.empty()) site["label"] = e.site.label;
+    nlohmann::json site = {{"file", e.site->file}, {"line", e.site->line},
+                           {"function", e.site->function}};
+    if (!e.site->label.empty()) site["label"] = e.site->label;
     line.raw(R"(,"site":)").raw(site.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   line.raw("}");

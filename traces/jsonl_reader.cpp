@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "traces/call_site_table.hpp"
 #include "traces/detail/json_fields.hpp"
 #include "traces/detail/json_line.hpp"
 #include "traces/error.hpp"
@@ -325,20 +326,22 @@ class EventParser {
   /// `site` (format 1.2): optional {"file": S, "line": N, "function": S, "label": S}, each
   /// member optional.
   template <typename Json>
-  static void parse_site(const Json& line, TraceEvent& event) {
-    const Json* site = find_field(line, "site");
-    if (site == nullptr) return;
-    const Json& object = as_object(*site, "site");
-    if (const Json* file = find_field(object, "file")) event.site.file = as_string(*file, "site.file");
+  void parse_site(const Json& line, TraceEvent& event) const {
+    const Json* field = find_field(line, "site");
+    if (field == nullptr) return;
+    const Json& object = as_object(*field, "site");
+    CallSite site;
+    if (const Json* file = find_field(object, "file")) site.file = as_string(*file, "site.file");
     if (const Json* number = find_field(object, "line")) {
       const std::uint64_t value = as_unsigned(*number, "site.line");
       if (value > UINT32_MAX) fail("field 'site.line' is out of range, got {}", value);
-      event.site.line = static_cast<std::uint32_t>(value);
+      site.line = static_cast<std::uint32_t>(value);
     }
     if (const Json* function = find_field(object, "function"))
-      event.site.function = as_string(*function, "site.function");
+      site.function = as_string(*function, "site.function");
     if (const Json* label = find_field(object, "label"))
-      event.site.label = as_string(*label, "site.label");
+      site.label = as_string(*label, "site.label");
+    event.site = sites_.intern(std::move(site));
   }
 
   template <typename Json>
@@ -468,6 +471,8 @@ class EventParser {
   };
   std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> group_index_;
   std::vector<std::vector<int>> sorted_members_;  ///< per group, for membership checks
+  /// One copy of each call site the events give (a parse is logically const).
+  mutable CallSiteTable sites_;
 };
 
 // ---- lines ------------------------------------------------------------------------------

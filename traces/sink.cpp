@@ -21,6 +21,11 @@ void MemorySink::record(const TraceEvent& event) {
   trace_.ranks[rank].push_back(event);
 }
 
+std::span<const TraceEvent> MemorySink::recorded(int rank) const {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= trace_.ranks.size()) return {};
+  return trace_.ranks[static_cast<std::size_t>(rank)];
+}
+
 void MemorySink::record_compute_after(int rank, const ComputeWork& work) {
   if (work.empty()) return;
   if (rank < 0) throw UsageError(fmt::format("trace sink: compute of negative rank {}", rank));

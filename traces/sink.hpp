@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "traces/event.hpp"
@@ -24,6 +25,14 @@ class TraceSink {
 
   /// The run ended; `header` lists every group the run created. Called exactly once.
   virtual void finish(const TraceHeader& header) = 0;
+
+  /// Whether the sink keeps every event until `finish`, so that `recorded` answers: the
+  /// fabric then keeps no ring of each rank's recent events of its own (a second copy of
+  /// a million ranks' events), and its reports read them here.
+  virtual bool keeps_events() const { return false; }
+  /// Before `finish`: `rank`'s events so far, in the order `record` got them (empty if
+  /// none, or if the sink keeps none). Called under the same serialisation as `record`.
+  virtual std::span<const TraceEvent> recorded(int /*rank*/) const { return {}; }
 };
 
 /// Keeps the whole trace in memory, each rank's events in `rank_seq` order.
@@ -32,9 +41,13 @@ class MemorySink : public TraceSink {
   void record(const TraceEvent& event) override;
   void record_compute_after(int rank, const ComputeWork& work) override;
   void finish(const TraceHeader& header) override;
+  bool keeps_events() const override { return true; }
+  std::span<const TraceEvent> recorded(int rank) const override;
 
   /// The trace after `finish`.
   const Trace& trace() const { return trace_; }
+  /// The trace after `finish`, moved out (the sink is left empty).
+  Trace take() { return std::move(trace_); }
 
  private:
   std::mutex mutex_;
@@ -53,6 +66,8 @@ class JsonlFileSink : public TraceSink {
   void record_compute_after(int rank, const ComputeWork& work) override;
   /// Writes the file; throws TraceError naming the path if it cannot.
   void finish(const TraceHeader& header) override;
+  bool keeps_events() const override { return true; }
+  std::span<const TraceEvent> recorded(int rank) const override { return events_.recorded(rank); }
 
   const std::filesystem::path& path() const { return path_; }
 

@@ -25,8 +25,6 @@ struct RankSlot {
   std::uint64_t next_seq = 0;          ///< the next operation's rank_seq
   std::uint64_t lamport = 0;
   SourceSite site;  ///< where the rank's next operations are called from
-  SourceSite recorded_for;  ///< the site recorded_site was made from (Fabric::record)
-  CallSite recorded_site;
   const Operation* waiting_on = nullptr;  ///< while blocked
   RankWakeup wakeup;
   std::uint64_t blocks = 0;  ///< indefinite waits so far: tells the watchdog a block from the next

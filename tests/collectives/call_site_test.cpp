@@ -83,8 +83,8 @@ TEST(CallSite, TraceEventsCarryTheSiteAndTheLabel) {
   EXPECT_EQ(rank0[1].site,
             (CallSite{kThisFile, static_cast<std::uint32_t>(send_line), "labelled_program", "outer"}));
   EXPECT_EQ(rank0[2].op, OpKind::barrier);
-  EXPECT_EQ(rank0[2].site.function, "labelled_program");
-  EXPECT_EQ(rank0[2].site.label, "");
+  EXPECT_EQ(rank0[2].site->function, "labelled_program");
+  EXPECT_EQ(rank0[2].site->label, "");
 }
 
 TEST(CallSite, AnAlgorithmsMessagesCarryTheCollectivesSite) {
@@ -104,8 +104,8 @@ TEST(CallSite, AnAlgorithmsMessagesCarryTheCollectivesSite) {
   ASSERT_TRUE(report.ok()) << report.summary;
   ASSERT_FALSE(sink->trace().ranks[2].empty());
   for (const TraceEvent& e : sink->trace().ranks[2]) {
-    EXPECT_EQ(e.site.file, kThisFile);
-    EXPECT_EQ(e.site.line, static_cast<std::uint32_t>(line)) << to_string(e.op);
+    EXPECT_EQ(e.site->file, kThisFile);
+    EXPECT_EQ(e.site->line, static_cast<std::uint32_t>(line)) << to_string(e.op);
   }
 }
 

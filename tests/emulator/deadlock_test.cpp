@@ -270,6 +270,34 @@ TEST_P(DeadlockReportTest, LastEventsKeepTheEightMostRecent) {
   EXPECT_TRUE(contains(report.details, "rank 0: barrier #10 in world: barrier(), op #10"));
 }
 
+//! A trace sink that keeps every event (MemorySink) stands in for the fabric's own ring of
+//! recent events (the ring is a second copy of every event, 1.7 KiB a rank at a million
+//! ranks): the report lists the same last events as with a sink that keeps none.
+TEST_P(DeadlockReportTest, LastEventsFromAKeepingSinkMatchTheRing) {
+  struct Discarding final : TraceSink {  // keeps nothing: the fabric keeps its ring
+    void record(const TraceEvent&) override {}
+    void record_compute_after(int, const ComputeWork&) override {}
+    void finish(const TraceHeader&) override {}
+  };
+  const auto program = [](Communicator& world) {
+    std::vector<std::int32_t> x(2, 1);
+    for (int k = 0; k < 10; ++k) world.all_reduce(std::span(x));
+    if (world.rank() == 0) world.barrier();  // never completes
+  };
+  std::vector<std::string> details;
+  for (const bool keeping : {false, true}) {
+    ClusterOptions options = exact_options(GetParam());
+    options.trace_sink = keeping ? std::shared_ptr<TraceSink>(std::make_shared<MemorySink>())
+                                 : std::make_shared<Discarding>();
+    const RunReport report = run_ranks(options, program);
+    ASSERT_EQ(report.status, RunStatus::deadlock) << report.summary;
+    details.push_back(report.details);
+  }
+  EXPECT_EQ(details[0], details[1]);
+  EXPECT_TRUE(contains(details[1], "  rank 0:\n    #2 all_reduce #2 in world (2 x i32) at "));
+  EXPECT_FALSE(contains(details[1], "#1 all_reduce #1 in world"));  // eight kept, oldest gone
+}
+
 //! In four ranks, the rank that skips the barrier is rank 3, named exactly so.
 TEST_P(DeadlockReportTest, MissingBarrierInFourRanks) {
   const RunReport report = run_ranks(exact_options(GetParam()), [](Communicator& world) {

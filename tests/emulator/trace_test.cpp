@@ -3,6 +3,7 @@
 // and its receive, collective indices, hashes, any-source matches and pending operations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
@@ -215,6 +216,26 @@ TEST_P(TraceTest, CollectiveIndicesAndHashes) {
     EXPECT_EQ(a->op, OpKind::all_reduce);
     EXPECT_NE(a->hash, b->hash);
   }
+}
+
+//! Events of one call site share one CallSite (emulator/detail/recorded_sites.hpp): every
+//! rank's all_reduce names the same object, so a million ranks' events hold a reference
+//! each instead of four strings. Any policy and thread count.
+TEST_P(TraceTest, EventsOfOneCallSiteShareOneCopy) {
+  const Trace trace = run_traced(GetParam().options(), deterministic_program);
+  std::set<const CallSite*> copies;
+  std::vector<CallSite> distinct;
+  for (const auto& events : trace.ranks) {
+    for (const auto& e : events) {
+      ASSERT_FALSE(e.site.empty()) << "rank " << e.rank << " op " << e.rank_seq;
+      copies.insert(&*e.site);
+      if (std::find(distinct.begin(), distinct.end(), *e.site) == distinct.end()) {
+        distinct.push_back(*e.site);
+      }
+    }
+  }
+  EXPECT_GE(distinct.size(), 5u);  // isend, recv, all_reduce, broadcast, ..., barrier
+  EXPECT_EQ(copies.size(), distinct.size());
 }
 
 //! A rank that leaves a non-blocking collective unfinished while the run aborts (here: it

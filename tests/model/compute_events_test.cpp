@@ -71,9 +71,9 @@ TEST_P(ComputeEventsTest, EachLayerPassPrecedesItsCollective) {
     int items = 0;
     for (const TraceEvent& e : run.trace.ranks[rank]) {
       items += static_cast<int>(e.compute.items.size() + e.compute_after.items.size());
-      const std::optional<LayerCall> call = layer_call(e.site.label);
+      const std::optional<LayerCall> call = layer_call(e.site->label);
       if (!call) continue;
-      const std::string where = fmt::format("rank {}, op {} ({})", rank, e.rank_seq, e.site.label);
+      const std::string where = fmt::format("rank {}, op {} ({})", rank, e.rank_seq, e.site->label);
       const std::vector<ComputeItem>& before = e.compute.items;
       if (call->gather) {
         for (const ComputeItem& item : before) EXPECT_FALSE(same_pass(item, *call)) << where;

@@ -87,11 +87,11 @@ TEST(TrafficTest, CountsATrace) {
   trace.header.world_size = 2;
   trace.header.groups = {{"world", {0, 1}}, {"pp[0,1]", {0, 1}}, {"tp[0]", {0}}};
   trace.ranks.resize(2);
-  trace.ranks[0] = {{.rank = 0, .op = OpKind::send, .group = 1, .bytes = 64},
-                    {.rank = 0, .op = OpKind::all_reduce, .group = 0, .bytes = 8},
-                    {.rank = 0, .op = OpKind::barrier, .group = 2, .bytes = 0}};
-  trace.ranks[1] = {{.rank = 1, .op = OpKind::recv, .group = 1, .bytes = 64},
-                    {.rank = 1, .op = OpKind::recv, .status = OpStatus::pending, .group = 1}};
+  trace.ranks[0] = {{.rank = 0, .group = 1, .op = OpKind::send, .bytes = 64},
+                    {.rank = 0, .group = 0, .op = OpKind::all_reduce, .bytes = 8},
+                    {.rank = 0, .group = 2, .op = OpKind::barrier, .bytes = 0}};
+  trace.ranks[1] = {{.rank = 1, .group = 1, .op = OpKind::recv, .bytes = 64},
+                    {.rank = 1, .group = 1, .op = OpKind::recv, .status = OpStatus::pending}};
   const std::vector<RankTraffic> counted = count_traffic(trace);
   ASSERT_EQ(counted.size(), 2u);
   EXPECT_EQ(counted[0][GroupKind::pp].send, (OpTally{1, 64}));
@@ -99,7 +99,7 @@ TEST(TrafficTest, CountsATrace) {
   EXPECT_EQ(counted[1][GroupKind::pp].recv, (OpTally{1, 64}));
   EXPECT_EQ(total_traffic(counted, GroupKind::pp).total(), (OpTally{2, 128}));
 
-  trace.ranks[1].push_back({.rank = 1, .op = OpKind::send, .group = 7});
+  trace.ranks[1].push_back({.rank = 1, .group = 7, .op = OpKind::send});
   EXPECT_THROW_MSG(count_traffic(trace), TraceError, "names group 7, the header lists 3");
 }
 

@@ -11,6 +11,7 @@
 
 #include "tests/support/expect_throw_msg.hpp"
 #include "tests/traces/sample_trace.hpp"
+#include "traces/call_site_table.hpp"
 #include "traces/error.hpp"
 #include "traces/jsonl.hpp"
 
@@ -52,12 +53,43 @@ TEST(RoundTripTest, WriteReadWriteIsByteIdentical) {
 //! A call site with the program's label (format 1.2) reads back equal, keys sorted.
 TEST(RoundTripTest, SiteWithLabelReadsBackEqual) {
   Trace trace = sample_trace();
-  trace.ranks[0][0].site = {"model/pipeline_step.cpp", 42, "exchange", "PP send of micro-batch 1"};
+  trace.ranks[0][0].site =
+      CallSite{"model/pipeline_step.cpp", 42, "exchange", "PP send of micro-batch 1"};
   const std::string text = to_text(trace);
   EXPECT_NE(text.find(R"("site":{"file":"model/pipeline_step.cpp","function":"exchange","label":"PP send of micro-batch 1","line":42})"),
             std::string::npos)
       << text;
   EXPECT_EQ(from_text(text), trace);
+}
+
+//! The reader keeps one copy of each distinct site (traces/call_site_table.hpp): events
+//! that name the same site share it, events of another site do not.
+TEST(RoundTripTest, ReadEventsShareTheirSites) {
+  Trace trace = sample_trace();
+  const CallSite site{"model/pipeline_step.cpp", 42, "exchange", "PP send"};
+  auto& events = trace.ranks[0];
+  ASSERT_GE(events.size(), 3U);
+  events[0].site = site;  // two copies of one site, then another
+  events[1].site = site;
+  events[2].site = CallSite{"model/pipeline_step.cpp", 43, "exchange", "PP send"};
+  const Trace read = from_text(to_text(trace));
+  EXPECT_EQ(read, trace);
+  const auto& back = read.ranks[0];
+  EXPECT_EQ(&*back[0].site, &*back[1].site);
+  EXPECT_NE(&*back[0].site, &*back[2].site);
+}
+
+//! CallSiteTable: equal sites intern to one copy; the empty site is none.
+TEST(CallSiteTableTest, EqualSitesShareOneCopy) {
+  CallSiteTable table;
+  const SiteRef a = table.intern({"a.cpp", 1, "f", ""});
+  const SiteRef b = table.intern({"a.cpp", 1, "f", ""});
+  const SiteRef c = table.intern({"a.cpp", 1, "f", "label"});
+  EXPECT_EQ(&*a, &*b);
+  EXPECT_NE(&*a, &*c);
+  EXPECT_EQ(a, (CallSite{"a.cpp", 1, "f", ""}));
+  EXPECT_TRUE(table.intern({}).empty());
+  EXPECT_EQ(table.size(), 2U);
 }
 
 //! The header line has its keys in the documented order, compact.

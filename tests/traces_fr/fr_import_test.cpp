@@ -213,7 +213,7 @@ TEST(FrImportTest, MissingRankExample) {
   ASSERT_EQ(trace.ranks[0].size(), 3u);
   ASSERT_EQ(trace.ranks[3].size(), 2u);
   EXPECT_EQ(trace.ranks[0][2].status, OpStatus::pending);
-  EXPECT_EQ(trace.ranks[0][2].site.function, "sync_loss");
+  EXPECT_EQ(trace.ranks[0][2].site->function, "sync_loss");
 }
 
 //! In a folder, the files named for their rank are the dumps; a README beside them is not
