@@ -11,6 +11,18 @@
 #include "traces/error.hpp"
 
 namespace ranklab {
+
+// The CPU device's SGD kernel lives here, beside the device that runs it, so that the
+// device does not depend on the training loop above it.
+template <typename Scalar>
+void sgd_update(std::span<Scalar> params, std::span<const Scalar> grads, Scalar lr) {
+  if (params.size() != grads.size()) {
+    throw UsageError(fmt::format("sgd_update: {} parameters, {} gradients", params.size(),
+                                 grads.size()));
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) params[i] -= lr * grads[i];
+}
+
 namespace {
 
 template <typename Scalar>
@@ -113,6 +125,8 @@ std::unique_ptr<ModelDevice<Scalar>> make_model_device(DeviceId id) {
   throw UsageError(fmt::format("unknown device kind {}", static_cast<int>(id.kind)));
 }
 
+template void sgd_update<float>(std::span<float>, std::span<const float>, float);
+template void sgd_update<double>(std::span<double>, std::span<const double>, double);
 template const ModelDevice<float>& cpu_device<float>();
 template const ModelDevice<double>& cpu_device<double>();
 template std::unique_ptr<ModelDevice<float>> make_model_device<float>(DeviceId);

@@ -12,15 +12,6 @@
 
 namespace ranklab {
 
-template <typename Scalar>
-void sgd_update(std::span<Scalar> params, std::span<const Scalar> grads, Scalar lr) {
-  if (params.size() != grads.size()) {
-    throw UsageError(fmt::format("sgd_update: {} parameters, {} gradients", params.size(),
-                                 grads.size()));
-  }
-  for (std::size_t i = 0; i < params.size(); ++i) params[i] -= lr * grads[i];
-}
-
 namespace {
 
 template <typename Dense>
@@ -167,7 +158,6 @@ RankResult<Scalar> run_training_rank(Communicator& world, const ParallelConfig& 
 }
 
 #define RANKLAB_INSTANTIATE_TRAINING(Scalar)                                                    \
-  template void sgd_update<Scalar>(std::span<Scalar>, std::span<const Scalar>, Scalar);         \
   template void sgd_update<Scalar>(LayerParams<Scalar>&, const LayerGrads<Scalar>&, Scalar,     \
                                    const ModelDevice<Scalar>&);                                 \
   template RankResult<Scalar> run_training_rank<Scalar>(                                        \
