@@ -255,7 +255,7 @@ void Fabric::deliver(Operation& send, Operation& recv) {
 void Fabric::complete(Operation& op) {
   op.done.store(true, std::memory_order_release);
   ++progress_;
-  record(op, OpStatus::completed);
+  record(op, OpStatus::completed, std::move(op.compute));
   RankSlot& owner = *ranks_[static_cast<std::size_t>(op.rank)];
   if (owner.waiting_on == &op) {
     if (owner.state == RankState::blocked) {
@@ -384,7 +384,7 @@ void Fabric::release(const std::shared_ptr<Operation>& handle) {
   // trace show it as never completed.
   auto& receives = mailboxes_[static_cast<std::size_t>(op.rank)].receives;
   std::erase_if(receives, [&](const auto& r) { return r.get() == &op; });
-  record(op, OpStatus::pending);
+  record(op, OpStatus::pending, std::move(op.compute));
 }
 
 void Fabric::throw_aborted(int rank) const {
@@ -484,10 +484,10 @@ void Fabric::declare_watchdog(int rank) {
 
 namespace ranklab {
 
-void Fabric::record(const Operation& op, OpStatus status) {
-  // Filled in place in the rank's ring of recent events: every field the fabric sets is
-  // assigned on every call (the slot holds an older event); the others (time, and compute
-  // unless tracing, when op.compute is always empty) it never sets.
+void Fabric::record(const Operation& op, OpStatus status, ComputeWork&& compute) {
+  // Filled in place, in the rank's ring of recent events or in recorded_: every field the
+  // fabric sets is assigned on every call (the slot holds an older event); the others
+  // (time, and compute unless tracing, when op.compute is always empty) it never sets.
   TraceEvent& e = own_recent_ ? ranks_[static_cast<std::size_t>(op.rank)]->recent.next() : recorded_;
   const Group& g = *op.group;
   const bool completed = status == OpStatus::completed;
@@ -535,8 +535,14 @@ void Fabric::record(const Operation& op, OpStatus status) {
   e.site = recorded_sites_.get(op.site);
   if (options_.trace_sink) {
     e.in_flight = op.in_flight;  // only tracing fills it
-    e.compute = op.compute;
-    options_.trace_sink->record(e);
+    e.compute = std::move(compute);
+    // A sink that keeps every event takes recorded_'s vectors and site instead of copying
+    // them; recorded_ is only ever a scratch slot.
+    if (own_recent_) {
+      options_.trace_sink->record(e);
+    } else {
+      options_.trace_sink->record_moved(std::move(e));
+    }
   }
 }
 

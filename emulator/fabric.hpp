@@ -164,7 +164,9 @@ class Fabric {
   static constexpr std::uint16_t kDirectAlgorithm = 0;
 
   void complete(detail::Operation& op);
-  void record(const detail::Operation& op, OpStatus status);
+  /// Records `op` as it ends (completed, or pending at the run's end); `compute` is its
+  /// compute, moved out of an op that is done with it, or a copy.
+  void record(const detail::Operation& op, OpStatus status, ComputeWork&& compute);
   /// Inline: every post and wait asks; only an aborted run goes on to throw_aborted.
   void throw_if_aborted(int rank) const {
     if (verdict_ != RunStatus::ok) [[unlikely]] throw_aborted(rank);

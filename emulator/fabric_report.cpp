@@ -113,7 +113,9 @@ RunReport Fabric::finish() {
   // Every rank has ended and every worker thread has been joined: nothing runs
   // concurrently, and this thread may have no fiber scheduler to take the lock with.
   if (verdict_ == RunStatus::ok && failure_pending_) declare_failure();  // deferred for memory
-  for (const Operation* op : pending_operations()) record(*op, OpStatus::pending);
+  for (const Operation* op : pending_operations()) {
+    record(*op, OpStatus::pending, ComputeWork(op->compute));
+  }
   if (options_.trace_sink) options_.trace_sink->finish(trace_header());
 
   RunReport report;

@@ -10,15 +10,24 @@
 
 namespace ranklab {
 
-void MemorySink::record(const TraceEvent& event) {
+std::vector<TraceEvent>& MemorySink::events_of(const TraceEvent& event) {
   if (event.rank < 0) {
     throw UsageError(fmt::format("trace sink: event with negative rank {} (rank_seq {})",
                                  event.rank, event.rank_seq));
   }
   const auto rank = static_cast<std::size_t>(event.rank);
-  std::lock_guard lock(mutex_);
   if (trace_.ranks.size() <= rank) trace_.ranks.resize(rank + 1);
-  trace_.ranks[rank].push_back(event);
+  return trace_.ranks[rank];
+}
+
+void MemorySink::record(const TraceEvent& event) {
+  std::lock_guard lock(mutex_);
+  events_of(event).push_back(event);
+}
+
+void MemorySink::record_moved(TraceEvent&& event) {
+  std::lock_guard lock(mutex_);
+  events_of(event).push_back(std::move(event));
 }
 
 std::span<const TraceEvent> MemorySink::recorded(int rank) const {
@@ -67,6 +76,8 @@ void MemorySink::finish(const TraceHeader& header) {
 JsonlFileSink::JsonlFileSink(std::filesystem::path path) : path_(std::move(path)) {}
 
 void JsonlFileSink::record(const TraceEvent& event) { events_.record(event); }
+
+void JsonlFileSink::record_moved(TraceEvent&& event) { events_.record_moved(std::move(event)); }
 
 void JsonlFileSink::record_compute_after(int rank, const ComputeWork& work) {
   events_.record_compute_after(rank, work);

@@ -19,6 +19,10 @@ class TraceSink {
 
   /// One operation, completed or (at the end of a failed run) still pending.
   virtual void record(const TraceEvent& event) = 0;
+  /// The same, for an event its caller has no more use for: a sink that keeps events takes
+  /// its vectors and site instead of copying them (the fabric records ~100 events a
+  /// training step; bench/RESULTS.md, "recording"). By default, `record`.
+  virtual void record_moved(TraceEvent&& event) { record(event); }
 
   /// Compute `rank` did after its last operation (its `compute_after`), when it ended.
   virtual void record_compute_after(int rank, const ComputeWork& work) = 0;
@@ -39,6 +43,7 @@ class TraceSink {
 class MemorySink : public TraceSink {
  public:
   void record(const TraceEvent& event) override;
+  void record_moved(TraceEvent&& event) override;
   void record_compute_after(int rank, const ComputeWork& work) override;
   void finish(const TraceHeader& header) override;
   bool keeps_events() const override { return true; }
@@ -50,6 +55,9 @@ class MemorySink : public TraceSink {
   Trace take() { return std::move(trace_); }
 
  private:
+  /// The vector `event` goes to, after checking its rank (under mutex_).
+  std::vector<TraceEvent>& events_of(const TraceEvent& event);
+
   std::mutex mutex_;
   Trace trace_;
   std::vector<ComputeWork> compute_after_;  ///< by rank, until finish() puts it on the last event
@@ -63,6 +71,7 @@ class JsonlFileSink : public TraceSink {
   explicit JsonlFileSink(std::filesystem::path path);
 
   void record(const TraceEvent& event) override;
+  void record_moved(TraceEvent&& event) override;
   void record_compute_after(int rank, const ComputeWork& work) override;
   /// Writes the file; throws TraceError naming the path if it cannot.
   void finish(const TraceHeader& header) override;

@@ -97,6 +97,30 @@ TEST(SinkTest, MemorySinkRejectsRanksOutsideTheWorld) {
                    UsageError, "trace sink: event with negative rank -1");
 }
 
+//! record_moved() keeps the same trace as record() (every field, vectors and site
+//! included), and the rank checks are the same.
+TEST(SinkTest, MemorySinkRecordMovedKeepsWhatRecordKeeps) {
+  Trace expected = sample_trace();
+  TraceEvent& first = expected.ranks[0].front();  // the sample has in_flight, not these
+  first.compute.add(ComputeItem{.label = "forward", .layer = 1, .flops = 8});
+  first.site = CallSite{.file = "model/step.cpp", .line = 7, .function = "step", .label = "tp"};
+  MemorySink sink;
+  JsonlFileSink file_sink(std::filesystem::temp_directory_path() / "ranklab_sink_unused.jsonl");
+  for (TraceEvent event : scrambled(all_events(expected))) {
+    file_sink.record_moved(TraceEvent(event));
+    sink.record_moved(std::move(event));
+  }
+  sink.finish(expected.header);
+  EXPECT_EQ(sink.trace(), expected);
+  for (int rank = 0; rank < expected.header.world_size; ++rank) {
+    const auto& want = expected.ranks[static_cast<std::size_t>(rank)];
+    const auto got = file_sink.recorded(rank);
+    EXPECT_EQ(got.size(), want.size()) << "rank " << rank;
+  }
+  EXPECT_THROW_MSG(sink.record_moved(trace_samples::p2p_event(OpKind::send, -1, 0, 0, 0, {}, 1)),
+                   UsageError, "trace sink: event with negative rank -1");
+}
+
 //! record() from several threads at once loses nothing.
 TEST(SinkTest, MemorySinkIsThreadSafe) {
   constexpr int kWorld = 4;
