@@ -10,8 +10,10 @@
 // which is what `ranklab run` records into (its --trace FILE sink keeps the events in memory
 // the same way and writes the file once, when the run ends). 1 against 0 is issue 8's "trace
 // recording on vs off". bench/compare runs this beside PyTorch; bench/RESULTS.md has the
-// figures.
+// figures. The counter `faults` is the process's minor page faults per step (first touches
+// of fresh memory, which a recorded trace grows by: 248 bytes an event).
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <memory>
@@ -25,6 +27,12 @@ namespace {
 
 constexpr int kWarmup = 3;  // as the reference's --warmup default
 
+long minor_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
 void BM_SeedStep(benchmark::State& state) {
   const bool trace = state.range(1) != 0;
   static const Problem<float> problem = make_problem<float>(ModelShape{}, kSeedLayout.dp);
@@ -33,6 +41,7 @@ void BM_SeedStep(benchmark::State& state) {
   options.threads = static_cast<int>(state.range(0));
   if (trace) options.trace_sink = std::make_shared<MemorySink>();
   const benchmark::IterationCount iterations = state.max_iterations;
+  long faults = 0;
 
   Cluster cluster(options);
   const RunReport report = cluster.run([&](Communicator& world) {
@@ -43,13 +52,17 @@ void BM_SeedStep(benchmark::State& state) {
     };
     for (int i = 0; i < kWarmup; ++i) step();
     if (world.rank() == 0) {
+      faults = minor_faults();
       for (auto _ : state) step();
+      faults = minor_faults() - faults;
     } else {
       for (benchmark::IterationCount i = 0; i < iterations; ++i) step();
     }
   });
   if (!report.ok()) state.SkipWithError(report.summary.c_str());
   state.SetLabel(trace ? "trace on" : "trace off");
+  state.counters["faults"] =
+      benchmark::Counter(static_cast<double>(faults), benchmark::Counter::kAvgIterations);
 }
 
 BENCHMARK(BM_SeedStep)
