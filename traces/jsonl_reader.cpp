@@ -24,9 +24,6 @@
 #include <utility>
 #include <vector>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include "traces/call_site_table.hpp"
 #include "traces/detail/json_fields.hpp"
 #include "traces/detail/json_line.hpp"
@@ -741,24 +738,6 @@ std::vector<TraceEvent> sorted_events(std::vector<TraceEvent> events,
 
 constexpr std::uint64_t kEventsBeforeEstimate = 4096;
 
-/// Maps the memory the events will fill in one call per rank instead of a page fault per
-/// 4 KiB page as they arrive: a million events are 60,000 pages, and a fault each was a
-/// quarter of the reading's CPU time. An advice only: where the kernel does not take it
-/// (before Linux 5.14), the pages fault in as before.
-void prefault(const TraceEvent* first, std::size_t count) {
-#ifdef MADV_POPULATE_WRITE
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = (reinterpret_cast<std::uintptr_t>(first) + page - 1) / page * page;
-  const auto end = reinterpret_cast<std::uintptr_t>(first + count) / page * page;
-  if (end > begin) {
-    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // NOLINT
-  }
-#else
-  (void)first;
-  (void)count;
-#endif
-}
-
 /// Reserves each rank the events the file's size predicts (from the first lines' length)
 /// with a tenth to spare: growing a million-event trace by doubling moved every event about
 /// twice, a tenth of the reading time. Unbalanced ranks just grow past it.
@@ -768,11 +747,7 @@ void reserve_estimate(std::vector<std::vector<TraceEvent>>& by_rank,
   const double per_byte = static_cast<double>(events) / static_cast<double>(reader.bytes_read());
   const double total = per_byte * static_cast<double>(reader.total_bytes());
   const auto per_rank = static_cast<std::size_t>(1.1 * total / static_cast<double>(by_rank.size()));
-  for (auto& events_of_rank : by_rank) {
-    events_of_rank.reserve(per_rank);
-    prefault(events_of_rank.data() + events_of_rank.size(),
-             events_of_rank.capacity() - events_of_rank.size());
-  }
+  for (auto& events_of_rank : by_rank) events_of_rank.reserve(per_rank);
 }
 
 Trace read_events(JsonlEventReader& reader, std::string_view name) {
