@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -195,6 +196,7 @@ class EventParser {
 
  private:
   void check_member(const char* key, int rank, std::uint32_t group) const {
+    if (group == 0) return;  // 'world' (parse_groups checked): every rank in range is in it
     const std::vector<int>& members = sorted_members_[group];
     if (!std::binary_search(members.begin(), members.end(), rank)) {
       fail("{} {} is not a member of group {}", key, rank, quote_input(header_.groups[group].name));
@@ -212,10 +214,15 @@ class EventParser {
   template <typename Json>
   std::uint32_t parse_group_name(const Json& value, int rank) const {
     const std::string_view name = as_string(value, "group");
-    const auto it = group_index_.find(name);
-    if (it == group_index_.end()) fail("unknown group {}", quote_input(name));
-    check_member("rank", rank, it->second);
-    return it->second;
+    // Consecutive lines mostly name one group: the last one found is compared first.
+    if (name != last_group_name_) {
+      const auto it = group_index_.find(name);
+      if (it == group_index_.end()) fail("unknown group {}", quote_input(name));
+      last_group_name_.assign(name);
+      last_group_ = it->second;
+    }
+    check_member("rank", rank, last_group_);
+    return last_group_;
   }
 
   template <typename Json>
@@ -329,6 +336,15 @@ class EventParser {
   void parse_site(const Json& line, TraceEvent& event) const {
     const Json* field = find_field(line, "site");
     if (field == nullptr) return;
+    constexpr bool kFromLine = std::is_same_v<Json, detail::JsonValue>;
+    if constexpr (kFromLine) {
+      // Consecutive lines mostly give one site, written alike: the same text is the same
+      // site, decoded (and checked) the last time.
+      if (field->is_object() && field->text() == last_site_text_) {
+        event.site = last_site_;
+        return;
+      }
+    }
     const Json& object = as_object(*field, "site");
     CallSite site;
     if (const Json* file = find_field(object, "file")) site.file = as_string(*file, "site.file");
@@ -342,6 +358,10 @@ class EventParser {
     if (const Json* label = find_field(object, "label"))
       site.label = as_string(*label, "site.label");
     event.site = sites_.intern(std::move(site));
+    if constexpr (kFromLine) {
+      last_site_text_.assign(field->text());
+      last_site_ = event.site;
+    }
   }
 
   template <typename Json>
@@ -473,6 +493,11 @@ class EventParser {
   std::vector<std::vector<int>> sorted_members_;  ///< per group, for membership checks
   /// One copy of each call site the events give (a parse is logically const).
   mutable CallSiteTable sites_;
+  /// The last group name and site decoded from a fast-parsed line (caches, so mutable).
+  mutable std::string last_group_name_;
+  mutable std::uint32_t last_group_ = 0;
+  mutable std::string last_site_text_;
+  mutable SiteRef last_site_;
 };
 
 // ---- lines ------------------------------------------------------------------------------

@@ -184,6 +184,15 @@ std::vector<Case> value_cases() {
        "t.jsonl:2: rank -1 out of range [0, 4)"},
       {"UnknownGroup", event(with(kSend, R"("world")", R"("tp[2,3]")")),
        "t.jsonl:2: unknown group 'tp[2,3]'"},
+      // The reader reuses the group of the line before: a line of another group, known
+      // or not, and another rank of the same group are still checked.
+      {"UnknownGroupAfterAKnownOne",
+       event(kSend + "\n" + with(with(kSend, R"("world")", R"("tp[2,3]")"), R"("rank_seq":0)",
+                                R"("rank_seq":1)")),
+       "t.jsonl:3: unknown group 'tp[2,3]'"},
+      {"RankNotInTheGroupOfTheLineBefore",
+       event(kAllReduce + "\n" + with(kAllReduce, R"("rank":1)", R"("rank":3)")),
+       "t.jsonl:3: rank 3 is not a member of group 'tp[0,1]'"},
       {"PeerOutOfRange", event(with(kSend, R"("peer":1)", R"("peer":9)")),
        "t.jsonl:2: peer 9 out of range [0, 4)"},
       {"RootOutOfRange", event(with(kBroadcast, R"("root":2)", R"("root":-3)")),

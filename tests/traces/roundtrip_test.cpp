@@ -79,6 +79,25 @@ TEST(RoundTripTest, ReadEventsShareTheirSites) {
   EXPECT_NE(&*back[0].site, &*back[2].site);
 }
 
+//! The reader reuses the site of the line before when its text is the same: a site that
+//! comes back after another one is still the one copy, and each event keeps its own.
+TEST(RoundTripTest, SitesThatComeBackShareTheirFirstCopy) {
+  Trace trace = sample_trace();
+  auto& events = trace.ranks[0];
+  ASSERT_GE(events.size(), 3U);
+  const CallSite a{"a.cpp", 1, "f", ""};
+  const CallSite b{"a.cpp", 2, "f", ""};
+  events[0].site = a;
+  events[1].site = b;
+  events[2].site = a;
+  const Trace read = from_text(to_text(trace));
+  EXPECT_EQ(read, trace);
+  const auto& back = read.ranks[0];
+  EXPECT_EQ(*back[1].site, b);
+  EXPECT_EQ(&*back[0].site, &*back[2].site);
+  EXPECT_NE(&*back[0].site, &*back[1].site);
+}
+
 //! CallSiteTable: equal sites intern to one copy; the empty site is none.
 TEST(CallSiteTableTest, EqualSitesShareOneCopy) {
   CallSiteTable table;

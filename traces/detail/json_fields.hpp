@@ -40,7 +40,9 @@ std::string describe(const JsonValue& value);
 
 /// The field, or nullptr if the line does not have it.
 const nlohmann::json* find_field(const nlohmann::json& object, const char* key);
-inline const JsonValue* find_field(const JsonValue& object, const char* key) {
+/// Always inlined: the key is a literal at every call, so its length and bit fold away.
+[[gnu::always_inline]] inline const JsonValue* find_field(const JsonValue& object,
+                                                          const char* key) {
   return object.find(key);
 }
 
@@ -52,7 +54,7 @@ inline std::string_view string_of(const JsonValue& value) { return value.text();
 
 /// The field; "missing required field 'KEY'" if absent.
 template <typename Json>
-const Json& require_field(const Json& object, const char* key) {
+[[gnu::always_inline]] inline const Json& require_field(const Json& object, const char* key) {
   const Json* value = find_field(object, key);
   if (value == nullptr) fail("missing required field '{}'", key);
   return *value;

@@ -1,5 +1,6 @@
 #include "traces/detail/json_line.hpp"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -7,15 +8,6 @@
 
 namespace ranklab::detail {
 namespace {
-
-/// One of 64 bits for a key: an object's keys' bits answer most finds of an absent key
-/// (the reader asks for a dozen optional fields a line seldom has) without a comparison.
-std::uint64_t key_bit(std::string_view key) {
-  if (key.empty()) return 1;
-  const auto first = static_cast<unsigned char>(key.front());
-  const auto last = static_cast<unsigned char>(key.back());
-  return std::uint64_t{1} << ((key.size() * 7 + first + last * 3) & 63);
-}
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -53,77 +45,55 @@ const JsonValue& JsonValue::operator[](std::size_t index) const {
   return *it;
 }
 
-namespace {
-
-/// Keys are a few bytes: a loop the compiler inlines beats a call to memcmp.
-bool same_key(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-const JsonValue* JsonValue::find(std::string_view key) const {
-  if (kind_ != Kind::object || (key_bits_ & key_bit(key)) == 0) return nullptr;
-  // From the member after the last one found, round: the reader asks for fields in about
-  // the order ranklab writes them, so most finds compare one key.
-  const JsonValue* first = this + 1;
-  const JsonValue* last = this + span_;
-  const JsonValue* start = this + find_from_;
-  for (const JsonValue* member = start; member != last; member += member->span_) {
-    if (same_key(member->key_, key)) {
-      find_from_ = static_cast<std::uint32_t>(member + member->span_ - this);
-      return member;
-    }
-  }
-  for (const JsonValue* member = first; member != start; member += member->span_) {
-    if (same_key(member->key_, key)) {
-      find_from_ = static_cast<std::uint32_t>(member + member->span_ - this);
-      return member;
-    }
-  }
-  return nullptr;
-}
-
 const JsonValue* JsonLineParser::parse(std::string_view line) {
+  // A copy ending in NULs, so no token needs a bounds check: a NUL stops every loop (it is
+  // no JSON token, and strings refuse it), and the eight-byte string scan stays inside.
+  line_.assign(line.data(), line.size());
+  line_.append(kPadding, '\0');
   tape_.clear();
-  at_ = line.data();
-  end_ = line.data() + line.size();
+  at_ = line_.data();
+  end_ = at_ + line.size();
   skip_space();
-  if (at_ == end_ || *at_ != '{' || !value(0)) return nullptr;
+  if (*at_ != '{' || !value(0)) return nullptr;
   skip_space();
   return at_ == end_ ? tape_.data() : nullptr;
 }
 
-void JsonLineParser::skip_space() {
-  while (at_ != end_ && (*at_ == ' ' || *at_ == '\t' || *at_ == '\r' || *at_ == '\n')) ++at_;
-}
-
 bool JsonLineParser::value(int depth) {
-  if (at_ == end_) return false;
-  const char c = *at_;
-  if (c == '{' || c == '[') return container(depth, c == '{');
-  if (c == '"') {
-    std::string_view text;
-    if (!string(text)) return false;
-    JsonValue& out = tape_.emplace_back();
-    out.kind_ = JsonValue::Kind::string;
-    out.text_ = text;
-    return true;
+  switch (*at_) {
+    case '{':
+      return container<true>(depth);
+    case '[':
+      return container<false>(depth);
+    case '"': {
+      JsonValue& out = tape_.emplace_back();
+      out.kind_ = JsonValue::Kind::string;
+      return string(out.text_);
+    }
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
+      return number(tape_.emplace_back());
+    default:
+      break;
   }
-  if (c == '-' || is_digit(c)) return number(tape_.emplace_back());
   const char* start = at_;
   JsonValue value;
-  if (c == 't' && literal("true")) {
+  if (literal("true")) {
     value.kind_ = JsonValue::Kind::boolean;
     value.number_.boolean = true;
-  } else if (c == 'f' && literal("false")) {
+  } else if (literal("false")) {
     value.kind_ = JsonValue::Kind::boolean;
     value.number_.boolean = false;
-  } else if (c == 'n' && literal("null")) {
+  } else if (literal("null")) {
     value.kind_ = JsonValue::Kind::null;
   } else {
     return false;
@@ -133,24 +103,25 @@ bool JsonLineParser::value(int depth) {
   return true;
 }
 
-bool JsonLineParser::container(int depth, bool object) {
+template <bool kObject>
+bool JsonLineParser::container(int depth) {
   if (depth >= kMaxFastDepth) return false;
   const std::size_t slot = tape_.size();
   const char* start = at_;
-  tape_.emplace_back().kind_ = object ? JsonValue::Kind::object : JsonValue::Kind::array;
+  tape_.emplace_back().kind_ = kObject ? JsonValue::Kind::object : JsonValue::Kind::array;
   ++at_;  // '{' or '['
   skip_space();
-  const char close = object ? '}' : ']';
+  constexpr char kClose = kObject ? '}' : ']';
   std::uint32_t size = 0;
   std::uint64_t key_bits = 0;
-  if (at_ != end_ && *at_ == close) {
+  if (*at_ == kClose) {
     ++at_;
   } else {
     while (true) {
       std::string_view key;
-      if (object) {
-        if (at_ == end_ || *at_ != '"' || !string(key)) return false;
-        const std::uint64_t bit = key_bit(key);
+      if constexpr (kObject) {
+        if (*at_ != '"' || !string(key)) return false;
+        const std::uint64_t bit = JsonValue::key_bit(key);
         if ((key_bits & bit) != 0) {
           // Maybe a repeated key, which nlohmann resolves (the last one wins): its call.
           for (std::size_t i = slot + 1; i < tape_.size(); i += tape_[i].span_) {
@@ -159,22 +130,21 @@ bool JsonLineParser::container(int depth, bool object) {
         }
         key_bits |= bit;
         skip_space();
-        if (at_ == end_ || *at_ != ':') return false;
+        if (*at_ != ':') return false;
         ++at_;
         skip_space();
       }
       const std::size_t member = tape_.size();
       if (!value(depth + 1)) return false;
-      tape_[member].key_ = key;
+      if constexpr (kObject) tape_[member].key_ = key;
       ++size;
       skip_space();
-      if (at_ == end_) return false;
       if (*at_ == ',') {
         ++at_;
         skip_space();
         continue;
       }
-      if (*at_ != close) return false;
+      if (*at_ != kClose) return false;
       ++at_;
       break;
     }
@@ -189,19 +159,39 @@ bool JsonLineParser::container(int depth, bool object) {
 }
 
 /// A string at `at_` (on its opening quote) of bytes 0x20-0x7e without a backslash.
+/// Eight bytes at a time: a string of the subset holds none of '"', '\\', a control byte
+/// (the padding's NUL among them) or a byte >= 0x7f, which one word's bit tests find.
 bool JsonLineParser::string(std::string_view& out) {
   const char* start = ++at_;
-  while (at_ != end_) {
-    const auto c = static_cast<unsigned char>(*at_);
-    if (c == '"') {
-      out = std::string_view(start, static_cast<std::size_t>(at_ - start));
-      ++at_;
-      return true;
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  if constexpr (std::endian::native == std::endian::little) {
+    while (true) {
+      std::uint64_t word;
+      std::memcpy(&word, at_, sizeof word);  // within the padding: at_ <= end_
+      // Bytes with the high bit set (>= 0x80), below 0x20, equal to '"' or '\\', or 0x7f.
+      const std::uint64_t quote = word ^ (kOnes * '"');
+      const std::uint64_t backslash = word ^ (kOnes * '\\');
+      const std::uint64_t special = ((word - kOnes * 0x20) | (quote - kOnes) |
+                                     (backslash - kOnes) |
+                                     (word + kOnes)  // 0x7f + 1 sets the high bit
+                                     | word) &
+                                    kHighs;
+      if (special != 0) {
+        // The lowest flagged byte is a true one (a borrow only runs upward from a flagged
+        // byte); it ends the string if it is the quote, and the line's fast parse if not.
+        at_ += __builtin_ctzll(special) / 8;
+        break;
+      }
+      at_ += 8;
     }
-    if (c < 0x20 || c > 0x7e || c == '\\') return false;
-    ++at_;
+  } else {
+    while (*at_ >= 0x20 && *at_ <= 0x7e && *at_ != '"' && *at_ != '\\') ++at_;
   }
-  return false;
+  if (*at_ != '"' || at_ >= end_) return false;
+  out = std::string_view(start, static_cast<std::size_t>(at_ - start));
+  ++at_;
+  return true;
 }
 
 /// A JSON number into `out`, typed as nlohmann types it: an integer literal without '-'
@@ -212,32 +202,39 @@ bool JsonLineParser::number(JsonValue& out) {
   const char* start = at_;
   const bool negative = *at_ == '-';
   if (negative) ++at_;
-  if (at_ == end_ || !is_digit(*at_)) return false;
+  if (!is_digit(*at_)) return false;
   std::uint64_t magnitude = 0;
   if (*at_ == '0') {
     ++at_;
-    if (at_ != end_ && is_digit(*at_)) return false;  // a leading zero: not JSON
+    if (is_digit(*at_)) return false;  // a leading zero: not JSON
   } else {
+    // Up to 19 digits cannot overflow: only a 20th is checked.
+    constexpr int kSafeDigits = 19;
+    const char* digits = at_;
+    while (is_digit(*at_) && at_ - digits < kSafeDigits) {
+      magnitude = magnitude * 10 + static_cast<std::uint64_t>(*at_ - '0');
+      ++at_;
+    }
     constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-    while (at_ != end_ && is_digit(*at_)) {
+    while (is_digit(*at_)) {
       const auto digit = static_cast<std::uint64_t>(*at_ - '0');
       if (magnitude > (kMax - digit) / 10) return false;
       magnitude = magnitude * 10 + digit;
       ++at_;
     }
   }
-  const bool fraction = at_ != end_ && *at_ == '.';
+  const bool fraction = *at_ == '.';
   if (fraction) {
     ++at_;
-    if (at_ == end_ || !is_digit(*at_)) return false;
-    while (at_ != end_ && is_digit(*at_)) ++at_;
+    if (!is_digit(*at_)) return false;
+    while (is_digit(*at_)) ++at_;
   }
-  const bool exponent = at_ != end_ && (*at_ == 'e' || *at_ == 'E');
+  const bool exponent = *at_ == 'e' || *at_ == 'E';
   if (exponent) {
     ++at_;
-    if (at_ != end_ && (*at_ == '+' || *at_ == '-')) ++at_;
-    if (at_ == end_ || !is_digit(*at_)) return false;
-    while (at_ != end_ && is_digit(*at_)) ++at_;
+    if (*at_ == '+' || *at_ == '-') ++at_;
+    if (!is_digit(*at_)) return false;
+    while (is_digit(*at_)) ++at_;
   }
   out.text_ = std::string_view(start, static_cast<std::size_t>(at_ - start));
   if (fraction || exponent) {
@@ -266,10 +263,8 @@ bool JsonLineParser::number(JsonValue& out) {
 }
 
 bool JsonLineParser::literal(std::string_view word) {
-  if (static_cast<std::size_t>(end_ - at_) < word.size() ||
-      std::memcmp(at_, word.data(), word.size()) != 0) {
-    return false;
-  }
+  // The padding holds more bytes than the longest word: the comparison stays inside.
+  if (std::memcmp(at_, word.data(), word.size()) != 0) return false;
   at_ += word.size();
   return true;
 }

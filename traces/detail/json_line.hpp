@@ -16,6 +16,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -48,8 +50,32 @@ class JsonValue {
   /// Walks the members (arrays here are short: in_flight, compute events).
   const JsonValue& operator[](std::size_t index) const;
 
-  /// An object's member named `key`; nullptr if it has none.
-  const JsonValue* find(std::string_view key) const;
+  /// An object's member named `key`; nullptr if it has none. Inline: the reader asks
+  /// about thirty per line, each key a literal whose length and bit fold away.
+  [[gnu::always_inline]] const JsonValue* find(std::string_view key) const {
+    if (kind_ != Kind::object || (key_bits_ & key_bit(key)) == 0) return nullptr;
+    // From the member after the last one found, round: the reader asks for fields in about
+    // the order ranklab writes them, so most finds compare one key.
+    const JsonValue* first = this + 1;
+    const JsonValue* last = this + span_;
+    const JsonValue* start = this + find_from_;
+    for (const JsonValue* member = start; member != last; member += member->span_) {
+      if (same_key(member->key_, key)) return found(member);
+    }
+    for (const JsonValue* member = first; member != start; member += member->span_) {
+      if (same_key(member->key_, key)) return found(member);
+    }
+    return nullptr;
+  }
+
+  /// One of 64 bits for a key: an object's keys' bits answer most finds of an absent key
+  /// (the reader asks for a dozen optional fields a line seldom has) without a comparison.
+  static constexpr std::uint64_t key_bit(std::string_view key) {
+    if (key.empty()) return 1;
+    const auto first = static_cast<unsigned char>(key.front());
+    const auto last = static_cast<unsigned char>(key.back());
+    return std::uint64_t{1} << ((key.size() * 7 + first + last * 3) & 63);
+  }
 
   /// Iterates a container's members, each subtree skipped whole.
   class Iterator {
@@ -70,6 +96,16 @@ class JsonValue {
 
  private:
   friend class JsonLineParser;
+
+  /// With the length of `b` (a literal's, known where find inlines) memcmp is inlined too.
+  static bool same_key(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), b.size()) == 0;
+  }
+
+  const JsonValue* found(const JsonValue* member) const {
+    find_from_ = static_cast<std::uint32_t>(member + member->span_ - this);
+    return member;
+  }
 
   Kind kind_ = Kind::null;
   std::uint32_t size_ = 0;
@@ -93,17 +129,30 @@ class JsonLineParser {
   static constexpr int kMaxFastDepth = 8;
 
   /// The line's top-level object, or nullptr when `line` is not in the subset (parse it with
-  /// nlohmann). Valid until the next parse(); it points into `line`, which must outlive it.
+  /// nlohmann). Valid until the next parse(); its strings point into the parser's copy of
+  /// `line`.
   const JsonValue* parse(std::string_view line);
 
  private:
-  bool value(int depth);
-  bool container(int depth, bool object);
-  bool string(std::string_view& out);
-  bool number(JsonValue& out);
-  bool literal(std::string_view word);
-  void skip_space();
+  /// NULs after the copied line: the widest read past its end (the string scan's word).
+  static constexpr std::size_t kPadding = 8;
 
+  bool value(int depth);
+  template <bool kObject>
+  bool container(int depth);
+  // Inlined into their one or two callers: a line has some 25 strings and 10 numbers.
+  [[gnu::always_inline]] inline bool string(std::string_view& out);
+  [[gnu::always_inline]] inline bool number(JsonValue& out);
+  bool literal(std::string_view word);
+  /// Inline: ranklab writes no whitespace, so this is one comparison per token.
+  [[gnu::always_inline]] void skip_space() {
+    while (static_cast<unsigned char>(*at_) <= ' ' &&
+           (*at_ == ' ' || *at_ == '\t' || *at_ == '\r' || *at_ == '\n')) {
+      ++at_;
+    }
+  }
+
+  std::string line_;  ///< the line being parsed, then kPadding NULs
   std::vector<JsonValue> tape_;
   const char* at_ = nullptr;
   const char* end_ = nullptr;
