@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <tbb/task_group.h>
 
+#include "emulator/cluster_thread.hpp"
 #include "traces/diff.hpp"
 
 namespace ranklab::cli {
@@ -192,7 +193,9 @@ ExploreResult explore(const Job& job, const ExploreOptions& options) {
   {
     tbb::task_group group;
     for (int w = 0; w < jobs; ++w) {
-      group.run([&] {
+      // Each job on a cluster thread of its own (emulator/cluster_thread.hpp): its clusters
+      // then run right there, one after another, its checks beside them.
+      group.run([&] { run_on_cluster_thread([&] {
         // Take indices in order and stop past the first failure: every index below it is
         // run, so the failure reported is the lowest, whatever the number of jobs.
         for (int i = next++; i < result.planned && i < first_failure.load(); i = next++) {
@@ -211,7 +214,7 @@ ExploreResult explore(const Job& job, const ExploreOptions& options) {
           const int done = ++finished;
           if (options.progress) options.progress(done, result.planned);
         }
-      });
+      }); });
     }
     group.wait();
   }
