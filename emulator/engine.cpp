@@ -148,8 +148,9 @@ namespace {
 
 RunReport run_cluster(const ClusterOptions& options_, const Engine::RankFunction& rank_fn) {
   Fabric fabric(options_);
-  // Never on the caller's thread, which keeps whatever Boost.Fiber scheduler it had; two
-  // clusters at once never share a thread or its scheduler state.
+  // Only on threads of the emulator's own: the caller's keeps whatever Boost.Fiber scheduler
+  // it had (unless it is a cluster thread, outside a cluster); two clusters at once never
+  // share a thread or its scheduler state.
   const int threads = std::min(options_.threads, options_.world_size);
   StackArena stacks(static_cast<std::size_t>(options_.world_size), options_.stack_size,
                     static_cast<std::size_t>(threads));
