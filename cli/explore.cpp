@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <tbb/task_group.h>
 
+#include "emulator/cluster_thread.hpp"
 #include "traces/diff.hpp"
 
 namespace ranklab::cli {
@@ -189,29 +190,32 @@ ExploreResult explore(const Job& job, const ExploreOptions& options) {
   // `jobs` tasks that each run schedules one after another: at most `jobs` clusters at a
   // time, and no more at once than oneTBB has threads.
   const int jobs = std::max(options.jobs, 1);
+  // One job: take indices in order and stop past the first failure. Every index below it is
+  // run, so the failure reported is the lowest, whatever the number of jobs.
+  const auto run_schedules = [&] {
+    for (int i = next++; i < result.planned && i < first_failure.load(); i = next++) {
+      const SchedulePolicy policy = schedule_policy(options, i);
+      const SendMode send_mode = schedule_send_mode(options, own, i);
+      JobOutcome outcome = run_once(job, policy, send_mode);
+      std::optional<Verdict> verdict = judge(outcome, &result.reference_of(i));
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (verdict) {
+        failures.emplace(i, Failure{i, policy, send_mode, std::move(outcome),
+                                    std::move(*verdict)});
+        int seen = first_failure.load();
+        while (i < seen && !first_failure.compare_exchange_weak(seen, i)) {
+        }
+      }
+      const int done = ++finished;
+      if (options.progress) options.progress(done, result.planned);
+    }
+  };
   {
     tbb::task_group group;
     for (int w = 0; w < jobs; ++w) {
-      group.run([&] {
-        // Take indices in order and stop past the first failure: every index below it is
-        // run, so the failure reported is the lowest, whatever the number of jobs.
-        for (int i = next++; i < result.planned && i < first_failure.load(); i = next++) {
-          const SchedulePolicy policy = schedule_policy(options, i);
-          const SendMode send_mode = schedule_send_mode(options, own, i);
-          JobOutcome outcome = run_once(job, policy, send_mode);
-          std::optional<Verdict> verdict = judge(outcome, &result.reference_of(i));
-          const std::lock_guard<std::mutex> lock(mutex);
-          if (verdict) {
-            failures.emplace(i, Failure{i, policy, send_mode, std::move(outcome),
-                                        std::move(*verdict)});
-            int seen = first_failure.load();
-            while (i < seen && !first_failure.compare_exchange_weak(seen, i)) {
-            }
-          }
-          const int done = ++finished;
-          if (options.progress) options.progress(done, result.planned);
-        }
-      });
+      // Each job on a cluster thread of its own (emulator/cluster_thread.hpp): its clusters
+      // then run right there, one after another, its checks beside them.
+      group.run([&] { run_on_cluster_thread(run_schedules); });
     }
     group.wait();
   }

@@ -8,8 +8,9 @@
 // under it instead of the job's own (rendezvous finds the deadlocks that buffering hides,
 // eager the potential deadlocks and the matchings that only buffering allows).
 // Every schedule is its own cluster on one thread, so it is reproducible from its policy
-// alone; runs are spread over oneTBB workers, and the failure reported is always the one
-// with the lowest index, whatever the number of jobs.
+// alone; the jobs are oneTBB tasks, each running its schedules one after another on a
+// cluster thread of its own (emulator/cluster_thread.hpp), and the failure reported is
+// always the one with the lowest index, whatever the number of jobs.
 //
 // Shrinking works on the `preempt` policy (emulator/options.hpp): rank order, except that
 // at listed scheduling steps a listed rank runs instead of the FIFO choice. The failing

@@ -77,9 +77,8 @@ class ScenarioJob final : public Job {
     print_text(text, report);
     out.exit_code = exit_code(report.run.status);
     out.verdict = report.run.summary;
-    out.json = to_json(report);
-    out.report = std::move(report.run);
-    out.text = text.str();
+    out.set_rendered(text.str(), to_json(report));
+    out.report = std::move(report.run);  // a million ranks' outcomes: moved, not copied
     return out;
   }
 
@@ -109,12 +108,13 @@ class MainJob final : public Job {
   JobOutcome run(ClusterOptions options) const override {
     TrainRun run = job_.run(std::move(options));
     JobOutcome out;
-    std::ostringstream text;
-    print_text(text, run.report);
-    out.text = text.str();
-    out.json = to_json(run.report);
     out.exit_code = run.report.exit_code();
     out.verdict = run.report.verdict();
+    out.render = [report = std::make_shared<const TrainReport>(std::move(run.report))] {
+      std::ostringstream text;
+      print_text(text, *report);
+      return JobOutcome::Rendered{text.str(), to_json(*report)};
+    };
     out.results = std::move(run.results);
     out.report = std::move(run.run);
     out.trace = std::move(run.trace);
@@ -148,24 +148,25 @@ class ReplayJob final : public Job {
     options.trace_sink = sink;
     options.trace_config = {{"program", "replay"}, {"replayed", path_}};
     JobOutcome out;
-    out.text = "replay: " + replay_cluster(options) + "\n";
+    std::string text = "replay: " + replay_cluster(options) + "\n";
     const std::string cluster = replay_cluster(options);
     const SendMode send_mode = options.send_mode;
     ReplayOptions replay;
     replay.cluster = std::move(options);
     replay.free_any_source = free_any_source_;
     const ReplayReport report = replay_trace(trace_, replay);
-    out.text += format_replay(report, path_);
-    out.json = replay_to_json(report, path_);
-    out.json["cluster"] = cluster;
+    text += format_replay(report, path_);
+    nlohmann::ordered_json json = replay_to_json(report, path_);
+    json["cluster"] = cluster;
     out.trace = sink->trace();
     if (cost_) {
       // As `ranklab replay` does: the recording is timed, the replayed trace annotated.
       const VirtualTimes times = time_trace(trace_, *cost_, send_mode);
       annotate(out.trace, trace_, times);
-      out.text += format_virtual_times(times, *cost_);
-      out.json["virtual_time"] = virtual_times_to_json(times, *cost_);
+      text += format_virtual_times(times, *cost_);
+      json["virtual_time"] = virtual_times_to_json(times, *cost_);
     }
+    out.set_rendered(std::move(text), std::move(json));
     out.exit_code = replay_exit_code(report);
     out.verdict = !report.run.ok()     ? report.run.summary
                   : report.reproduced() ? "reproduced: every operation as recorded"
@@ -186,6 +187,11 @@ class ReplayJob final : public Job {
 };
 
 }  // namespace
+
+const JobOutcome::Rendered& JobOutcome::rendered() const {
+  if (!rendered_) rendered_ = render ? render() : Rendered{};
+  return *rendered_;
+}
 
 std::unique_ptr<Job> make_replay_job(const ReplayFlags& flags) {
   return std::make_unique<ReplayJob>(flags);

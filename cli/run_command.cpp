@@ -80,7 +80,7 @@ int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster, bo
   const std::string difference =
       diverged ? describe_difference(reference, outcome, "rank-order", policy) : "";
   if (json) {
-    nlohmann::ordered_json doc = outcome.json;
+    nlohmann::ordered_json doc = outcome.json();
     doc["comparison"] = {{"reference_policy", "rank-order"},
                          {"same", !diverged},
                          {"why", diverged ? verdict->why : ""},
@@ -94,14 +94,14 @@ int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster, bo
     return diverged ? 2 : outcome.exit_code;
   }
   if (!diverged) {
-    std::cout << outcome.text;
+    std::cout << outcome.text();
     if (outcome.exit_code == 0) {
       std::cout << "compared with rank-order: the same results and per-rank events\n";
     }
     print_trace_line(cluster);
     return outcome.exit_code;
   }
-  print_without_result_lines(outcome.text);
+  print_without_result_lines(outcome.text());
   std::cout << "compared with rank-order: " << verdict->why << "\n";
   std::istringstream lines(difference);
   for (std::string line; std::getline(lines, line);) {
@@ -133,9 +133,9 @@ int run_command(const RunFlags& flags) {
   write_trace_if_asked(flags.cluster, outcome.trace);
   write_wait_graph(flags.cluster.wait_graph_path, outcome.report);
   if (json) {
-    print_json(outcome.json, flags.cluster);
+    print_json(outcome.json(), flags.cluster);
   } else {
-    std::cout << outcome.text;
+    std::cout << outcome.text();
     print_trace_line(flags.cluster);
   }
   return outcome.exit_code;

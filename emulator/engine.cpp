@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/algo/round_robin.hpp>
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/operations.hpp>
 #include <boost/fiber/scheduler.hpp>
@@ -15,6 +16,7 @@
 #include "emulator/detail/stack_overflow.hpp"
 #include "emulator/detail/thread_affinity.hpp"
 #include "comm/errors.hpp"
+#include "emulator/cluster_thread.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/scheduler.hpp"
 #include "emulator/stack_arena.hpp"
@@ -56,19 +58,31 @@ void fail_unstarted(Fabric& fabric, int index, int threads, int ranks_here,
   for (int r = index; r < world; r += threads) fabric.rank_failed(r, error);
 }
 
+// Puts Boost's own round-robin scheduler back in place of a run's RankScheduler, which
+// dies now (it points into the run's options and schedule log). Out of memory leaves the
+// run's in place: a cluster thread's next cluster replaces it (cluster_thread.hpp).
+void restore_plain_scheduler(boost::fibers::context* thread_context) noexcept {
+  try {
+    thread_context->get_scheduler()->set_algo(
+        boost::fibers::algo::algorithm::ptr_t(new boost::fibers::algo::round_robin()));
+  } catch (...) {
+  }
+}
+
 // One worker OS thread: installs the run's scheduler, starts its ranks (r % threads ==
 // index) as fibers, and joins them. Ranks stay pinned to their thread.
 void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& options, int index,
                 int threads, bool poll_when_idle, const Engine::RankFunction& rank_fn) {
   const int ranks_here = (options.world_size - index + threads - 1) / threads;
   std::vector<boost::fibers::fiber> fibers;
+  boost::fibers::context* thread_context = nullptr;
   try {
     // Everything that allocates before the ranks start (RankScheduler reserves what its
     // noexcept callbacks need): out of memory here fails this worker's ranks, reported.
     // Made here, not by use_scheduling_algorithm, which is noexcept and would terminate.
     // Boost's own context of this thread first (its main and dispatcher fibers): failing
     // the ranks notifies through it.
-    boost::fibers::context* const thread_context = boost::fibers::context::active();
+    thread_context = boost::fibers::context::active();
     boost::fibers::algo::algorithm::ptr_t scheduler(
         new RankScheduler(options.policy, options.world_size, index, ranks_here,
                           options.schedule_log.get(), poll_when_idle));
@@ -76,6 +90,7 @@ void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& option
     fibers.reserve(static_cast<std::size_t>(options.world_size / threads + 1));
   } catch (...) {
     fail_unstarted(fabric, index, threads, ranks_here, std::current_exception());
+    if (thread_context != nullptr) restore_plain_scheduler(thread_context);
     return;
   }
   for (int r = index; r < options.world_size; r += threads) {
@@ -87,9 +102,17 @@ void run_worker(Fabric& fabric, StackArena& stacks, const ClusterOptions& option
   // The first worker also enforces the cluster timeout, until its ranks and every other
   // worker's have ended (a rank of another worker blocked past the timeout is still seen:
   // the watchdog scans all ranks, and a worker's ranks end only when all can).
-  std::optional<Watchdog> watchdog;
-  if (index == 0) watchdog.emplace(fabric, options.timeout);
-  for (auto& fiber : fibers) fiber.join();
+  {
+    std::optional<Watchdog> watchdog;
+    if (index == 0) watchdog.emplace(fabric, options.timeout);
+    for (auto& fiber : fibers) fiber.join();
+  }
+  // Leave the thread as it was, for a cluster thread's next cluster: the last fibers to
+  // end may still wait in Boost's queue of terminated fibers, their contexts in `stacks`,
+  // which the next cluster's arena reuses; one yield lets the dispatcher release them. Then
+  // a plain scheduler in place of this run's, which points into this run's options.
+  boost::this_fiber::yield();
+  restore_plain_scheduler(thread_context);
 }
 
 }  // namespace
@@ -125,11 +148,25 @@ namespace {
 
 RunReport run_cluster(const ClusterOptions& options_, const Engine::RankFunction& rank_fn) {
   Fabric fabric(options_);
-  // Always on fresh threads, even with one: the caller's thread keeps whatever Boost.Fiber
-  // scheduler it had, and two clusters never share scheduler state.
+  // Only on threads of the emulator's own: the caller's keeps whatever Boost.Fiber scheduler
+  // it had (unless it is a cluster thread, outside a cluster); two clusters at once never
+  // share a thread or its scheduler state.
   const int threads = std::min(options_.threads, options_.world_size);
   StackArena stacks(static_cast<std::size_t>(options_.world_size), options_.stack_size,
                     static_cast<std::size_t>(threads));
+  if (threads == 1) {
+    // On a cluster thread (cluster_thread.hpp): explore's one-thread clusters, one after
+    // another, without a thread's start and end each.
+    try {
+      detail::run_cluster_on_cluster_thread([&] {
+        const detail::StackOverflowGuard overflow_report(stacks);
+        run_worker(fabric, stacks, options_, 0, 1, false, rank_fn);
+      });
+    } catch (...) {  // no thread (out of memory for its stack): the ranks fail unstarted
+      fail_unstarted(fabric, 0, 1, options_.world_size, std::current_exception());
+    }
+    return fabric.finish();
+  }
   // Several workers each get a CPU of their own (detail/thread_affinity.hpp says why), and
   // then an idle one polls before it sleeps (RankScheduler::suspend_until).
   const std::vector<int> allowed = detail::allowed_cpus();

@@ -2,6 +2,7 @@
 // it reads this thread's state, does integer arithmetic, and calls write(2) and _exit(2).
 #include "emulator/detail/stack_overflow.hpp"
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -30,6 +31,39 @@ struct ThreadGuard {
   std::size_t after_rank_size = 0;
 };
 thread_local ThreadGuard thread_guard;
+
+// This thread's alternate signal stack, mapped by its first guard and kept until the thread
+// ends: a cluster thread (cluster_thread.hpp) runs thousands of clusters, and a mapping
+// made and removed per cluster changes the process's address space each time.
+class AlternateStack {
+ public:
+  AlternateStack() {
+    void* stack = ::mmap(nullptr, kAlternateStackBytes, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (stack == MAP_FAILED) return;  // out of memory: overflows stay bare SIGSEGVs
+    stack_t ours{};
+    ours.ss_sp = stack;
+    ours.ss_size = kAlternateStackBytes;
+    if (::sigaltstack(&ours, &previous_) == 0) {
+      stack_ = stack;
+    } else {
+      ::munmap(stack, kAlternateStackBytes);
+    }
+  }
+  ~AlternateStack() {
+    if (stack_ == nullptr) return;
+    ::sigaltstack(&previous_, nullptr);
+    ::munmap(stack_, kAlternateStackBytes);
+  }
+  AlternateStack(const AlternateStack&) = delete;
+  AlternateStack& operator=(const AlternateStack&) = delete;
+
+  bool installed() const noexcept { return stack_ != nullptr; }
+
+ private:
+  void* stack_ = nullptr;
+  stack_t previous_{};
+};
 
 struct sigaction previous_action;  // SIGSEGV's handler before ours, for every other fault
 std::once_flag installed;
@@ -102,22 +136,12 @@ StackOverflowGuard::StackOverflowGuard(const StackArena& arena) {
   thread_guard.after_rank_size = end.size < sizeof thread_guard.after_rank
                                      ? end.size
                                      : sizeof thread_guard.after_rank - 1;
-  void* stack = ::mmap(nullptr, kAlternateStackBytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (stack == MAP_FAILED) return;  // out of memory: overflows stay bare SIGSEGVs
-  alternate_stack_ = stack;
-  stack_t ours{};
-  ours.ss_sp = stack;
-  ours.ss_size = kAlternateStackBytes;
-  replaced_stack_ = ::sigaltstack(&ours, &previous_stack_) == 0;
+  thread_local const AlternateStack alternate_stack;
+  if (!alternate_stack.installed()) return;
   std::call_once(installed, install_handler);
   thread_guard.arena = &arena;
 }
 
-StackOverflowGuard::~StackOverflowGuard() {
-  thread_guard.arena = nullptr;
-  if (replaced_stack_) ::sigaltstack(&previous_stack_, nullptr);
-  if (alternate_stack_ != nullptr) ::munmap(alternate_stack_, kAlternateStackBytes);
-}
+StackOverflowGuard::~StackOverflowGuard() { thread_guard.arena = nullptr; }
 
 }  // namespace ranklab::detail

@@ -2,8 +2,6 @@
 // emulator/.
 #pragma once
 
-#include <signal.h>
-
 namespace ranklab {
 class StackArena;
 }
@@ -16,18 +14,14 @@ namespace ranklab::detail {
 /// and ends the process with exit code 5 (a rank failed). Nothing gentler is possible: the
 /// fiber cannot run again, nor unwind, and other ranks may share its thread. Every other
 /// fault goes to whatever handled SIGSEGV before. The handler runs on an alternate signal
-/// stack of this thread, since the faulting fiber's stack is exhausted.
+/// stack of this thread, since the faulting fiber's stack is exhausted: mapped by the
+/// thread's first guard, it stays until the thread ends.
 class StackOverflowGuard {
  public:
   explicit StackOverflowGuard(const StackArena& arena);
   ~StackOverflowGuard();
   StackOverflowGuard(const StackOverflowGuard&) = delete;
   StackOverflowGuard& operator=(const StackOverflowGuard&) = delete;
-
- private:
-  void* alternate_stack_ = nullptr;
-  stack_t previous_stack_{};
-  bool replaced_stack_ = false;
 };
 
 }  // namespace ranklab::detail

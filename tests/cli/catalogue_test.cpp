@@ -103,7 +103,7 @@ TEST_P(CatalogueBugTest, DetectedWithTheRightCulprit) {
   options.threads = c.threads;
   const JobOutcome out = job->run(options);
   const Culprit& culprit = out.report.culprit;
-  SCOPED_TRACE(out.text);
+  SCOPED_TRACE(out.text());
   EXPECT_EQ(out.report.status, s.expect.status);
   EXPECT_EQ(culprit.kind, s.expect.culprit);
   ASSERT_FALSE(culprit.ranks.empty());
@@ -154,7 +154,7 @@ TEST_P(PassingScenarioTest, TwoHundredSchedulesOfEachStrategy) {
     EXPECT_FALSE(result.failure.has_value())
         << GetParam() << ": " << result.failure->policy.to_string() << ": "
         << result.failure->verdict.why << "\n"
-        << result.failure->outcome.text;
+        << result.failure->outcome.text();
     EXPECT_EQ(result.executed, 200);
   }
 }
