@@ -124,12 +124,13 @@ RunReport Engine::run(const RankFunction& rank_fn) {
 namespace {
 
 RunReport run_cluster(const ClusterOptions& options_, const Engine::RankFunction& rank_fn) {
-  Fabric fabric(options_);
   // Always on fresh threads, even with one: the caller's thread keeps whatever Boost.Fiber
   // scheduler it had, and two clusters never share scheduler state.
   const int threads = std::min(options_.threads, options_.world_size);
+  // Before the fabric, which keeps each rank's state in its stack's home.
   StackArena stacks(static_cast<std::size_t>(options_.world_size), options_.stack_size,
                     static_cast<std::size_t>(threads));
+  Fabric fabric(options_, stacks);
   // Several workers each get a CPU of their own (detail/thread_affinity.hpp says why), and
   // then an idle one polls before it sleeps (RankScheduler::suspend_until).
   const std::vector<int> allowed = detail::allowed_cpus();

@@ -22,7 +22,7 @@ namespace ranklab {
 
 using detail::Operation;
 
-Fabric::Fabric(const ClusterOptions& options)
+Fabric::Fabric(const ClusterOptions& options, StackArena& stacks)
     : options_(options),
       tracing_(options.trace_sink != nullptr),
       own_recent_(!tracing_ || !options.trace_sink->keeps_events()),
@@ -34,8 +34,14 @@ Fabric::Fabric(const ClusterOptions& options)
   world_ = groups_.front().get();
   groups_by_name_.emplace("world", groups_.front().get());
   group_states_.push_back(std::make_unique<GroupState>());
+  homes_.reserve(static_cast<std::size_t>(n));
   ranks_.reserve(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) ranks_.push_back(std::make_unique<RankSlot>());
+  for (int r = 0; r < n; ++r) {
+    auto* home = ::new (static_cast<void*>(stacks.home(static_cast<std::size_t>(r))))
+        detail::RankHome();
+    homes_.push_back(home);
+    ranks_.emplace_back(home->construct_slot());
+  }
   mailboxes_.resize(static_cast<std::size_t>(n));
   live_ = n;
   if (!options_.faults.empty()) {
@@ -75,7 +81,9 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
     std::destroy_at(spare.get());
     std::construct_at(spare.get());
   } else {
-    spare = std::make_shared<Operation>();
+    // In the rank's home while its room is free: no malloc, no memory beyond the stack page.
+    spare = std::allocate_shared<Operation>(
+        detail::HomeAllocator<Operation>(*homes_[static_cast<std::size_t>(rank)]));
   }
   Operation* op = spare.get();
   op->kind = kind;
