@@ -240,7 +240,7 @@ void record_finding(const Target& target, const ExploreResult& result, ExploreRe
       .report = nondeterminism ? describe_difference(result.reference_of(f.index), f.outcome,
                                                      "rank-order", name)
                                : f.outcome.text,
-      .run = f.outcome.json,
+      .run = f.outcome.json(),
       .reproduce = reproduce_command(target.command, target.args, f.policy, mode, nondeterminism),
       .exit_code = f.outcome.exit_code != 0 ? f.outcome.exit_code : 2};
   const JobOutcome* reported = &f.outcome;

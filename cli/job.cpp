@@ -77,8 +77,10 @@ class ScenarioJob final : public Job {
     print_text(text, report);
     out.exit_code = exit_code(report.run.status);
     out.verdict = report.run.summary;
-    out.json = to_json(report);
     out.report = std::move(report.run);
+    // The report but its run, which the outcome holds: the JSON reads it from there.
+    out.json_of = [fields = std::make_shared<const ScenarioReport>(std::move(report))](
+                      const JobOutcome& o) { return to_json(*fields, o.report); };
     out.text = text.str();
     return out;
   }
@@ -112,7 +114,7 @@ class MainJob final : public Job {
     std::ostringstream text;
     print_text(text, run.report);
     out.text = text.str();
-    out.json = to_json(run.report);
+    out.json_of = [json = to_json(run.report)](const JobOutcome&) { return json; };
     out.exit_code = run.report.exit_code();
     out.verdict = run.report.verdict();
     out.results = std::move(run.results);
@@ -156,16 +158,17 @@ class ReplayJob final : public Job {
     replay.free_any_source = free_any_source_;
     const ReplayReport report = replay_trace(trace_, replay);
     out.text += format_replay(report, path_);
-    out.json = replay_to_json(report, path_);
-    out.json["cluster"] = cluster;
+    nlohmann::ordered_json json = replay_to_json(report, path_);
+    json["cluster"] = cluster;
     out.trace = sink->trace();
     if (cost_) {
       // As `ranklab replay` does: the recording is timed, the replayed trace annotated.
       const VirtualTimes times = time_trace(trace_, *cost_, send_mode);
       annotate(out.trace, trace_, times);
       out.text += format_virtual_times(times, *cost_);
-      out.json["virtual_time"] = virtual_times_to_json(times, *cost_);
+      json["virtual_time"] = virtual_times_to_json(times, *cost_);
     }
+    out.json_of = [json = std::move(json)](const JobOutcome&) { return json; };
     out.exit_code = replay_exit_code(report);
     out.verdict = !report.run.ok()     ? report.run.summary
                   : report.reproduced() ? "reproduced: every operation as recorded"

@@ -2,6 +2,7 @@
 // chooses: `ranklab run` runs it once, `ranklab explore` once per schedule, in parallel.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,10 +22,15 @@ struct JobOutcome {
   std::string verdict;   ///< the result line, without "result: "
   std::string results;   ///< the program's results as text: compared between schedules
   std::string text;      ///< everything `ranklab run` prints for this run, but the trace line
-  nlohmann::ordered_json json;  ///< the same report as `--json` prints it (docs/json.md)
+  /// Builds the same report as `--json` prints it (docs/json.md) from this outcome; empty
+  /// for a job that has none. Built only when asked (json()): a scenario's per-rank entries
+  /// cost a fifth of a 65,536-rank run, and only `--json` reads them.
+  std::function<nlohmann::ordered_json(const JobOutcome&)> json_of;
   Trace trace;
   /// What exit code 2 means for this job: the main job's checks, or a replay's comparison.
   std::string check_failed = "check failed";
+
+  nlohmann::ordered_json json() const { return json_of ? json_of(*this) : nlohmann::ordered_json(); }
 };
 
 class Job {

@@ -80,7 +80,7 @@ int run_compared_with_rank_order(const Job& job, const ClusterFlags& cluster, bo
   const std::string difference =
       diverged ? describe_difference(reference, outcome, "rank-order", policy) : "";
   if (json) {
-    nlohmann::ordered_json doc = outcome.json;
+    nlohmann::ordered_json doc = outcome.json();
     doc["comparison"] = {{"reference_policy", "rank-order"},
                          {"same", !diverged},
                          {"why", diverged ? verdict->why : ""},
@@ -133,7 +133,7 @@ int run_command(const RunFlags& flags) {
   write_trace_if_asked(flags.cluster, outcome.trace);
   write_wait_graph(flags.cluster.wait_graph_path, outcome.report);
   if (json) {
-    print_json(outcome.json, flags.cluster);
+    print_json(outcome.json(), flags.cluster);
   } else {
     std::cout << outcome.text;
     print_trace_line(flags.cluster);
