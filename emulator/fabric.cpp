@@ -26,7 +26,8 @@ Fabric::Fabric(const ClusterOptions& options, StackArena& stacks)
     : options_(options),
       tracing_(options.trace_sink != nullptr),
       own_recent_(!tracing_ || !options.trace_sink->keeps_events()),
-      mutex_(std::min(options.threads, options.world_size) > 1) {
+      mutex_(std::min(options.threads, options.world_size) > 1),
+      stacks_(stacks) {
   const int n = options_.world_size;
   std::vector<int> all(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) all[static_cast<std::size_t>(r)] = r;
@@ -34,15 +35,12 @@ Fabric::Fabric(const ClusterOptions& options, StackArena& stacks)
   world_ = groups_.front().get();
   groups_by_name_.emplace("world", groups_.front().get());
   group_states_.push_back(std::make_unique<GroupState>());
-  homes_.reserve(static_cast<std::size_t>(n));
   ranks_.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     auto* home = ::new (static_cast<void*>(stacks.home(static_cast<std::size_t>(r))))
         detail::RankHome();
-    homes_.push_back(home);
     ranks_.emplace_back(home->construct_slot());
   }
-  mailboxes_.resize(static_cast<std::size_t>(n));
   live_ = n;
   if (!options_.faults.empty()) {
     faults_ = std::make_unique<detail::FaultInjector>(options_.faults, n);
@@ -83,7 +81,7 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
   } else {
     // In the rank's home while its room is free: no malloc, no memory beyond the stack page.
     spare = std::allocate_shared<Operation>(
-        detail::HomeAllocator<Operation>(*homes_[static_cast<std::size_t>(rank)]));
+        detail::HomeAllocator<Operation>(detail::home_of(stacks_, rank)));
   }
   Operation* op = spare.get();
   op->kind = kind;
@@ -201,7 +199,7 @@ std::shared_ptr<Operation> take_first(std::vector<std::shared_ptr<Operation>>& q
 
 void Fabric::match_or_queue_send(const std::shared_ptr<Operation>& send) {
   const int dst = send->group->global_rank(send->peer);
-  Mailbox& box = mailboxes_[static_cast<std::size_t>(dst)];
+  Mailbox& box = ranks_[static_cast<std::size_t>(dst)]->mailbox;
   if (auto recv = take_first(box.receives, [&](const Operation& r) { return matches(r, *send); })) {
     deliver(*send, *recv);
     return;
@@ -217,7 +215,7 @@ void Fabric::match_or_queue_send(const std::shared_ptr<Operation>& send) {
 }
 
 void Fabric::match_or_queue_recv(const std::shared_ptr<Operation>& recv) {
-  Mailbox& box = mailboxes_[static_cast<std::size_t>(recv->rank)];
+  Mailbox& box = ranks_[static_cast<std::size_t>(recv->rank)]->mailbox;
   if (auto send =
           take_first(box.unexpected, [&](const Operation& s) { return matches(*recv, s); })) {
     deliver(*send, *recv);
@@ -390,7 +388,7 @@ void Fabric::release(const std::shared_ptr<Operation>& handle) {
   }
   // A receive nobody waits for can only write into a dead buffer: cancel it, and let the
   // trace show it as never completed.
-  auto& receives = mailboxes_[static_cast<std::size_t>(op.rank)].receives;
+  auto& receives = ranks_[static_cast<std::size_t>(op.rank)]->mailbox.receives;
   std::erase_if(receives, [&](const auto& r) { return r.get() == &op; });
   record(op, OpStatus::pending);
 }

@@ -236,9 +236,8 @@ class Fabric {
   std::unordered_map<std::string, const Group*> groups_by_name_;
   std::vector<std::unique_ptr<GroupState>> group_states_;  // by group id
 
-  std::vector<detail::RankHome*> homes_;  // by global rank, in the stack arena
-  std::vector<std::unique_ptr<RankSlot, detail::HomeSlotDeleter>> ranks_;  // in homes_
-  std::vector<Mailbox> mailboxes_;  // by destination global rank
+  StackArena& stacks_;  // holds each rank's detail::RankHome
+  std::vector<std::unique_ptr<RankSlot, detail::HomeSlotDeleter>> ranks_;  // in their homes
   int live_ = 0;
   boost::fibers::condition_variable_any all_ended_;  // notified when live_ reaches 0
   int blocked_ = 0;

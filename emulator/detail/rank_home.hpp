@@ -32,6 +32,11 @@ struct RankHome {
 
 static_assert(sizeof(RankHome) <= StackArena::kHomeBytes, "a rank's home outgrew its room");
 
+/// Rank `rank`'s home, once the fabric has constructed it there.
+inline RankHome& home_of(StackArena& stacks, int rank) {
+  return *std::launder(reinterpret_cast<RankHome*>(stacks.home(static_cast<std::size_t>(rank))));
+}
+
 /// An allocator for allocate_shared: the one block that fits in the home's operation room
 /// while that is free (a rank's usual single operation at a time, reused as RankSlot::spare),
 /// the heap otherwise (a rank with several non-blocking operations open).
