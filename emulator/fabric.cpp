@@ -37,8 +37,9 @@ Fabric::Fabric(const ClusterOptions& options, StackArena& stacks)
   group_states_.push_back(std::make_unique<GroupState>());
   ranks_.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
+    // Default-initialised: only its flag is set, the rooms are raw bytes (no 1 KiB memset).
     auto* home = ::new (static_cast<void*>(stacks.home(static_cast<std::size_t>(r))))
-        detail::RankHome();
+        detail::RankHome;
     ranks_.emplace_back(home->construct_slot());
   }
   live_ = n;
