@@ -91,8 +91,7 @@ struct ClusterOptions {
   std::chrono::milliseconds timeout{60'000};
   /// Stack of each rank's fiber. The model keeps Eigen's temporaries off it
   /// (EIGEN_STACK_ALLOCATION_LIMIT=0); an overflow ends the process with exit code 5 and a
-  /// line naming the rank (detail/stack_overflow.hpp). Its top KiB holds the fabric's state
-  /// of the rank (StackArena::kHomeBytes), in the page the rank touches first anyway.
+  /// line naming the rank (detail/stack_overflow.hpp).
   std::size_t stack_size = 256 * 1024;
   /// Every operation records where the rank program called it (reports and traces name
   /// it). Off: no site anywhere, as before call sites were recorded; bench/site_bench.cpp
