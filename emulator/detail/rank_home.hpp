@@ -1,10 +1,10 @@
 // A rank's fabric state kept at the top of its own fiber stack. Private to emulator/.
 //
 // Every rank faults in one 4 KiB page of its stack (its top: the whole program of a small
-// rank runs in about 2 KiB of it) and, beside it, used to take its fabric slot and its
-// operation from the heap: 830 bytes of malloc'd memory and two more page faults' worth of
-// heap per rank (bench/RESULTS.md, issue 19 §3). Placed in the stack page the rank faults
-// in anyway, they cost no memory and no malloc. The stack starts below its home.
+// rank runs in about 2 KiB of it) and, beside it, used to take its fabric slot, mailbox and
+// operation from the heap: 880 bytes and two mallocs per rank (bench/RESULTS.md, issue 19
+// §3). Placed in the stack page the rank faults in anyway, they cost no memory and no malloc.
+// The stack starts below its home.
 #pragma once
 
 #include <cstddef>
