@@ -77,8 +77,13 @@ class ScenarioJob final : public Job {
     print_text(text, report);
     out.exit_code = exit_code(report.run.status);
     out.verdict = report.run.summary;
-    out.set_rendered(text.str(), to_json(report));
     out.report = std::move(report.run);  // a million ranks' outcomes: moved, not copied
+    // The report but its run, which the outcome holds: the JSON reads it from there.
+    out.render = [text = text.str(),
+                  fields = std::make_shared<const ScenarioReport>(std::move(report))](
+                     const JobOutcome& o) {
+      return JobOutcome::Rendered{text, to_json(*fields, o.report)};
+    };
     return out;
   }
 
@@ -110,7 +115,8 @@ class MainJob final : public Job {
     JobOutcome out;
     out.exit_code = run.report.exit_code();
     out.verdict = run.report.verdict();
-    out.render = [report = std::make_shared<const TrainReport>(std::move(run.report))] {
+    out.render = [report = std::make_shared<const TrainReport>(std::move(run.report))](
+                     const JobOutcome&) {
       std::ostringstream text;
       print_text(text, *report);
       return JobOutcome::Rendered{text.str(), to_json(*report)};
@@ -189,7 +195,7 @@ class ReplayJob final : public Job {
 }  // namespace
 
 const JobOutcome::Rendered& JobOutcome::rendered() const {
-  if (!rendered_) rendered_ = render ? render() : Rendered{};
+  if (!rendered_) rendered_ = render ? render(*this) : Rendered{};
   return *rendered_;
 }
 

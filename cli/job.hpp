@@ -35,10 +35,12 @@ struct JobOutcome {
     std::string text;
     nlohmann::ordered_json json;
   };
-  /// How text() and json() are made, from what the job kept of its run: on first use, not
-  /// by every run, since explore shows only its failing schedule's report (rendering every
-  /// schedule's took 6.5% of its time). Not for two threads at once.
-  std::function<Rendered()> render;
+  /// How text() and json() are made, from what the job kept of its run and this outcome (a
+  /// scenario's run lives in `report`): on first use, not by every run, since explore shows
+  /// only its failing schedule's report (rendering every schedule's took 6.5% of its time),
+  /// and a scenario's JSON holds an entry per rank (a fifth of a 65,536-rank run's CPU). Not
+  /// for two threads at once.
+  std::function<Rendered(const JobOutcome&)> render;
   /// Sets what text() and json() give, for a job that has it rendered already.
   void set_rendered(std::string text, nlohmann::ordered_json json) {
     rendered_ = Rendered{std::move(text), std::move(json)};

@@ -17,15 +17,17 @@ void print_text(std::ostream& out, const ScenarioReport& r) {
   out << "result: " << r.run.summary << "\n";
 }
 
-nlohmann::ordered_json to_json(const ScenarioReport& r) {
-  nlohmann::ordered_json j = report_header("run", to_string(r.run.status), exit_code(r.run.status));
-  j["result"] = r.run.summary;
+nlohmann::ordered_json to_json(const ScenarioReport& r) { return to_json(r, r.run); }
+
+nlohmann::ordered_json to_json(const ScenarioReport& r, const RunReport& run) {
+  nlohmann::ordered_json j = report_header("run", to_string(run.status), exit_code(run.status));
+  j["result"] = run.summary;
   j["program"] = "scenario";
   j["scenario"] = r.scenario;
   j["world"] = r.world;
   j["cluster"] = r.cluster;
   j["output"] = r.output;
-  j.update(run_report_json(r.run));
+  j.update(run_report_json(run));
   if (!r.virtual_time_json.is_null()) j["virtual_time"] = r.virtual_time_json;
   return j;
 }

@@ -26,5 +26,7 @@ void print_text(std::ostream& out, const ScenarioReport& report);
 
 /// The same content as JSON.
 nlohmann::ordered_json to_json(const ScenarioReport& report);
+/// The same, with `run` in place of report.run (the caller has moved it elsewhere).
+nlohmann::ordered_json to_json(const ScenarioReport& report, const RunReport& run);
 
 }  // namespace ranklab::cli

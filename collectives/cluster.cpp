@@ -12,10 +12,8 @@ Cluster::Cluster(ClusterOptions options, Algorithm algorithm)
     : options_(Engine(std::move(options)).options()), algorithm_(algorithm) {}
 
 RunReport Cluster::run(const RankProgram& program) {
-  return Engine(options_).run([&](RankContext& context) {
-    Communicator world(make_emulator_backend(context, context.world()), algorithm_);
-    program(world);
-  });
+  return Engine(options_).run(
+      [&](RankContext& context) { run_on_world(context, algorithm_, program); });
 }
 
 }  // namespace ranklab

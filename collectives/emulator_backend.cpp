@@ -103,4 +103,13 @@ std::shared_ptr<Backend> make_emulator_backend(RankContext& context, const Group
   return std::make_shared<EmulatorBackend>(context, group);
 }
 
+void run_on_world(RankContext& context, Algorithm algorithm,
+                  const std::function<void(Communicator&)>& program) {
+  EmulatorBackend backend(context, context.world());
+  // Owned by no one (the aliasing constructor, an empty owner): the backend ends with this
+  // frame, as `context` does, which it refers to.
+  Communicator world(std::shared_ptr<Backend>(std::shared_ptr<void>(), &backend), algorithm);
+  program(world);
+}
+
 }  // namespace ranklab

@@ -147,13 +147,14 @@ RunReport Engine::run(const RankFunction& rank_fn) {
 namespace {
 
 RunReport run_cluster(const ClusterOptions& options_, const Engine::RankFunction& rank_fn) {
-  Fabric fabric(options_);
   // Only on threads of the emulator's own: the caller's keeps whatever Boost.Fiber scheduler
   // it had (unless it is a cluster thread, outside a cluster); two clusters at once never
   // share a thread or its scheduler state.
   const int threads = std::min(options_.threads, options_.world_size);
+  // Before the fabric, which keeps each rank's state in its stack's home.
   StackArena stacks(static_cast<std::size_t>(options_.world_size), options_.stack_size,
                     static_cast<std::size_t>(threads));
+  Fabric fabric(options_, stacks);
   if (threads == 1) {
     // On a cluster thread (cluster_thread.hpp): explore's one-thread clusters, one after
     // another, without a thread's start and end each.

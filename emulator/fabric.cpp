@@ -22,11 +22,12 @@ namespace ranklab {
 
 using detail::Operation;
 
-Fabric::Fabric(const ClusterOptions& options)
+Fabric::Fabric(const ClusterOptions& options, StackArena& stacks)
     : options_(options),
       tracing_(options.trace_sink != nullptr),
       own_recent_(!tracing_ || !options.trace_sink->keeps_events()),
-      mutex_(std::min(options.threads, options.world_size) > 1) {
+      mutex_(std::min(options.threads, options.world_size) > 1),
+      stacks_(stacks) {
   const int n = options_.world_size;
   std::vector<int> all(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) all[static_cast<std::size_t>(r)] = r;
@@ -35,8 +36,12 @@ Fabric::Fabric(const ClusterOptions& options)
   groups_by_name_.emplace("world", groups_.front().get());
   group_states_.push_back(std::make_unique<GroupState>());
   ranks_.reserve(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) ranks_.push_back(std::make_unique<RankSlot>());
-  mailboxes_.resize(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    // Default-initialised: only its flag is set, the rooms are raw bytes (no 1 KiB memset).
+    auto* home = ::new (static_cast<void*>(stacks.home(static_cast<std::size_t>(r))))
+        detail::RankHome;
+    ranks_.emplace_back(home->construct_slot());
+  }
   live_ = n;
   if (!options_.faults.empty()) {
     faults_ = std::make_unique<detail::FaultInjector>(options_.faults, n);
@@ -75,7 +80,9 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
     std::destroy_at(spare.get());
     std::construct_at(spare.get());
   } else {
-    spare = std::make_shared<Operation>();
+    // In the rank's home while its room is free: no malloc, no memory beyond the stack page.
+    spare = std::allocate_shared<Operation>(
+        detail::HomeAllocator<Operation>(detail::home_of(stacks_, rank)));
   }
   Operation* op = spare.get();
   op->kind = kind;
@@ -193,7 +200,7 @@ std::shared_ptr<Operation> take_first(std::vector<std::shared_ptr<Operation>>& q
 
 void Fabric::match_or_queue_send(const std::shared_ptr<Operation>& send) {
   const int dst = send->group->global_rank(send->peer);
-  Mailbox& box = mailboxes_[static_cast<std::size_t>(dst)];
+  Mailbox& box = ranks_[static_cast<std::size_t>(dst)]->mailbox;
   if (auto recv = take_first(box.receives, [&](const Operation& r) { return matches(r, *send); })) {
     deliver(*send, *recv);
     return;
@@ -209,7 +216,7 @@ void Fabric::match_or_queue_send(const std::shared_ptr<Operation>& send) {
 }
 
 void Fabric::match_or_queue_recv(const std::shared_ptr<Operation>& recv) {
-  Mailbox& box = mailboxes_[static_cast<std::size_t>(recv->rank)];
+  Mailbox& box = ranks_[static_cast<std::size_t>(recv->rank)]->mailbox;
   if (auto send =
           take_first(box.unexpected, [&](const Operation& s) { return matches(*recv, s); })) {
     deliver(*send, *recv);
@@ -382,7 +389,7 @@ void Fabric::release(const std::shared_ptr<Operation>& handle) {
   }
   // A receive nobody waits for can only write into a dead buffer: cancel it, and let the
   // trace show it as never completed.
-  auto& receives = mailboxes_[static_cast<std::size_t>(op.rank)].receives;
+  auto& receives = ranks_[static_cast<std::size_t>(op.rank)]->mailbox.receives;
   std::erase_if(receives, [&](const auto& r) { return r.get() == &op; });
   record(op, OpStatus::pending, std::move(op.compute));
 }

@@ -20,6 +20,7 @@
 #include "emulator/detail/fault_injector.hpp"
 #include "emulator/detail/fingerprint_book.hpp"
 #include "emulator/detail/operation.hpp"
+#include "emulator/detail/rank_home.hpp"
 #include "emulator/detail/recorded_sites.hpp"
 #include "emulator/detail/wait_graph.hpp"
 #include "emulator/diagnosis/snapshot.hpp"
@@ -37,7 +38,9 @@ class LatentDeadlocks;
 /// deadlock check (every live rank blocked) is exact with any number of OS threads.
 class Fabric {
  public:
-  explicit Fabric(const ClusterOptions& options);
+  /// Each rank's slot and operation live in its home in `stacks` (detail/rank_home.hpp),
+  /// which must outlive the fabric.
+  Fabric(const ClusterOptions& options, StackArena& stacks);
   ~Fabric();
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
@@ -235,8 +238,8 @@ class Fabric {
   std::unordered_map<std::string, const Group*> groups_by_name_;
   std::vector<std::unique_ptr<GroupState>> group_states_;  // by group id
 
-  std::vector<std::unique_ptr<RankSlot>> ranks_;
-  std::vector<Mailbox> mailboxes_;  // by destination global rank
+  StackArena& stacks_;  // holds each rank's detail::RankHome
+  std::vector<std::unique_ptr<RankSlot, detail::HomeSlotDeleter>> ranks_;  // in their homes
   int live_ = 0;
   boost::fibers::condition_variable_any all_ended_;  // notified when live_ reaches 0
   int blocked_ = 0;

@@ -80,7 +80,8 @@ FailureAnalysis Fabric::failure_analysis(int root_rank) const {
 
 std::vector<const Operation*> Fabric::pending_operations() const {
   std::vector<const Operation*> out;
-  for (const auto& box : mailboxes_) {
+  for (const auto& slot : ranks_) {
+    const Mailbox& box = slot->mailbox;
     for (const auto& op : box.unexpected) {
       if (!op->done.load(std::memory_order_relaxed)) out.push_back(op.get());
     }

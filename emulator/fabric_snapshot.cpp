@@ -51,7 +51,7 @@ diagnosis::FabricSnapshot Fabric::snapshot() const {
         if (call == nullptr || !call->calls[static_cast<std::size_t>(i)]) state.absent.push_back(i);
       }
     } else if (slot.state == RankState::blocked && op.kind == OpKind::recv) {
-      for (const auto& send : mailboxes_[r].unexpected) {
+      for (const auto& send : ranks_[r]->mailbox.unexpected) {
         out.unexpected[r].push_back(static_cast<int>(out.ops.size()));
         out.ops.push_back(detail::pending_op(*send));
       }

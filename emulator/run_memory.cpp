@@ -61,11 +61,10 @@ std::string human(std::uint64_t bytes) {
 
 RunMemory estimate_run_memory(int world, std::size_t stack_size, int threads) {
   const auto n = static_cast<std::uint64_t>(std::max(world, 0));
-  // Per rank: its fabric slot and mailbox, its first operation (with make_shared's control
-  // block), its fiber's properties and place in a ready queue.
-  const std::uint64_t per_rank = sizeof(std::unique_ptr<RankSlot>) + sizeof(RankSlot) +
-                                 sizeof(Mailbox) + sizeof(Operation) + 16 +
-                                 sizeof(RankProperties) + 2 * sizeof(void*);
+  // Per rank: its fiber's properties and place in a ready queue, the pointers to its home
+  // and slot (which, with its mailbox and first operation, live in the stack's top page:
+  // detail/rank_home.hpp).
+  const std::uint64_t per_rank = 2 * sizeof(void*) + sizeof(RankProperties) + 2 * sizeof(void*);
   RunMemory m;
   m.stacks = n * StackArena::slot_bytes(static_cast<std::size_t>(n), stack_size);
   m.state = n * per_rank;

@@ -104,7 +104,7 @@ StackArena::~StackArena() {
   ::munmap(base_, bytes_);
 }
 
-std::size_t StackArena::slot_of(std::size_t rank) const {
+std::size_t StackArena::slot_of(std::size_t rank) const noexcept {
   // Worker w runs ranks w, w + workers, ...: count / workers of them, one more for the
   // first count % workers workers.
   const std::size_t worker = rank % workers_;
@@ -133,9 +133,9 @@ long StackArena::rank_of_guard(const void* address) const noexcept {
 
 boost::context::stack_context StackArena::Allocator::allocate() {
   boost::context::stack_context sctx;
-  // Stacks grow down: the usable top is the end of the slot.
-  sctx.size = arena_->slot_size_ - arena_->guard_size_;
-  sctx.sp = arena_->base_ + (arena_->slot_of(index_) + 1) * arena_->slot_size_;
+  // Stacks grow down: the usable top is the end of the slot, less the rank's home.
+  sctx.size = arena_->slot_size_ - arena_->guard_size_ - kHomeBytes;
+  sctx.sp = arena_->home(index_);
   return sctx;
 }
 

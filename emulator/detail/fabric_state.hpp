@@ -19,6 +19,12 @@
 
 namespace ranklab::detail {
 
+/// Unmatched traffic addressed to one rank, each list in posting order (FIFO matching).
+struct Mailbox {
+  std::vector<std::shared_ptr<Operation>> unexpected;  ///< sends without a receive yet
+  std::vector<std::shared_ptr<Operation>> receives;    ///< receives without a send yet
+};
+
 /// One rank as the fabric sees it.
 struct RankSlot {
   RankState state = RankState::running;
@@ -52,12 +58,7 @@ struct RankSlot {
   /// poll, and the epoch in which the rank counted as stalled (Fabric::note_poll).
   std::uint64_t poll_epoch = ~std::uint64_t{0};
   std::uint64_t stall_epoch = ~std::uint64_t{0};
-};
-
-/// Unmatched traffic addressed to one rank, each list in posting order (FIFO matching).
-struct Mailbox {
-  std::vector<std::shared_ptr<Operation>> unexpected;  ///< sends without a receive yet
-  std::vector<std::shared_ptr<Operation>> receives;    ///< receives without a send yet
+  Mailbox mailbox;  ///< traffic addressed to the rank
 };
 
 struct GroupState {

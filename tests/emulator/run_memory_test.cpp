@@ -61,7 +61,7 @@ TEST(RunMemoryTest, RefusesAWorldLargerThanTheAddressSpace) {
 //! exit 1 and the limit named (it used to abort in Boost.Fiber's scheduler callback).
 TEST(RunMemoryDeathTest, RefusesUnderAnAddressSpaceLimit) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(run_under_limit(1'150'000ull * 1024), ::testing::ExitedWithCode(1),
+  EXPECT_EXIT(run_under_limit(1'100'000ull * 1024), ::testing::ExitedWithCode(1),
               "world 65536 with --stack-kib 16 needs at least [0-9]+ bytes .*address-space "
               "limit \\(ulimit -v\\)");
 }
