@@ -78,12 +78,10 @@ class ScenarioJob final : public Job {
     out.exit_code = exit_code(report.run.status);
     out.verdict = report.run.summary;
     out.report = std::move(report.run);  // a million ranks' outcomes: moved, not copied
+    out.set_text(text.str());
     // The report but its run, which the outcome holds: the JSON reads it from there.
-    out.render = [text = text.str(),
-                  fields = std::make_shared<const ScenarioReport>(std::move(report))](
-                     const JobOutcome& o) {
-      return JobOutcome::Rendered{text, to_json(*fields, o.report)};
-    };
+    out.render_json = [fields = std::make_shared<const ScenarioReport>(std::move(report))](
+                          const JobOutcome& o) { return to_json(*fields, o.report); };
     return out;
   }
 
@@ -115,12 +113,13 @@ class MainJob final : public Job {
     JobOutcome out;
     out.exit_code = run.report.exit_code();
     out.verdict = run.report.verdict();
-    out.render = [report = std::make_shared<const TrainReport>(std::move(run.report))](
-                     const JobOutcome&) {
+    const auto report = std::make_shared<const TrainReport>(std::move(run.report));
+    out.render_text = [report](const JobOutcome&) {
       std::ostringstream text;
       print_text(text, *report);
-      return JobOutcome::Rendered{text.str(), to_json(*report)};
+      return text.str();
     };
+    out.render_json = [report](const JobOutcome&) { return to_json(*report); };
     out.results = std::move(run.results);
     out.report = std::move(run.run);
     out.trace = std::move(run.trace);
@@ -172,7 +171,8 @@ class ReplayJob final : public Job {
       text += format_virtual_times(times, *cost_);
       json["virtual_time"] = virtual_times_to_json(times, *cost_);
     }
-    out.set_rendered(std::move(text), std::move(json));
+    out.set_text(std::move(text));
+    out.set_json(std::move(json));
     out.exit_code = replay_exit_code(report);
     out.verdict = !report.run.ok()     ? report.run.summary
                   : report.reproduced() ? "reproduced: every operation as recorded"
@@ -194,9 +194,14 @@ class ReplayJob final : public Job {
 
 }  // namespace
 
-const JobOutcome::Rendered& JobOutcome::rendered() const {
-  if (!rendered_) rendered_ = render ? render(*this) : Rendered{};
-  return *rendered_;
+const std::string& JobOutcome::text() const {
+  if (!text_) text_ = render_text ? render_text(*this) : std::string();
+  return *text_;
+}
+
+const nlohmann::ordered_json& JobOutcome::json() const {
+  if (!json_) json_ = render_json ? render_json(*this) : nlohmann::ordered_json();
+  return *json_;
 }
 
 std::unique_ptr<Job> make_replay_job(const ReplayFlags& flags) {

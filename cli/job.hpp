@@ -27,28 +27,24 @@ struct JobOutcome {
   std::string check_failed = "check failed";
 
   /// Everything `ranklab run` prints for this run, but the trace line.
-  const std::string& text() const { return rendered().text; }
+  const std::string& text() const;
   /// The same report as `--json` prints it (docs/json.md).
-  const nlohmann::ordered_json& json() const { return rendered().json; }
+  const nlohmann::ordered_json& json() const;
 
-  struct Rendered {
-    std::string text;
-    nlohmann::ordered_json json;
-  };
-  /// How text() and json() are made, from what the job kept of its run and this outcome (a
-  /// scenario's run lives in `report`): on first use, not by every run, since explore shows
-  /// only its failing schedule's report (rendering every schedule's took 6.5% of its time),
-  /// and a scenario's JSON holds an entry per rank (a fifth of a 65,536-rank run's CPU). Not
-  /// for two threads at once.
-  std::function<Rendered(const JobOutcome&)> render;
-  /// Sets what text() and json() give, for a job that has it rendered already.
-  void set_rendered(std::string text, nlohmann::ordered_json json) {
-    rendered_ = Rendered{std::move(text), std::move(json)};
-  }
+  /// How text() and json() are made, each on its first use, from what the job kept of its run
+  /// and this outcome (a scenario's run lives in `report`): not by every run, since explore
+  /// shows only its failing schedule's report (rendering every schedule's took 6.5% of its
+  /// time), and apart, since a scenario's JSON holds an entry per rank (a fifth of a
+  /// 65,536-rank run's CPU) where its text is a few lines. Not for two threads at once.
+  std::function<std::string(const JobOutcome&)> render_text;
+  std::function<nlohmann::ordered_json(const JobOutcome&)> render_json;
+  /// For a job that has its text or JSON made already.
+  void set_text(std::string text) { text_ = std::move(text); }
+  void set_json(nlohmann::ordered_json json) { json_ = std::move(json); }
 
  private:
-  const Rendered& rendered() const;
-  mutable std::optional<Rendered> rendered_;
+  mutable std::optional<std::string> text_;
+  mutable std::optional<nlohmann::ordered_json> json_;
 };
 
 class Job {
