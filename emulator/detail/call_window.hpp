@@ -84,7 +84,8 @@ class CallWindow {
   /// The slot of call `seq`, created (with `group_size` empty members) if no member posted
   /// it yet. `seq` is at least the oldest call still in the window.
   CallSlot& slot(std::uint64_t seq, int group_size) {
-    while (base_ + count_ <= seq) open_slot(group_size);
+    // Inline, its slot's opening not: every member of every call asks, one in a group opens.
+    if (base_ + count_ <= seq) open_slots(seq, group_size);
     return at(seq);
   }
 
@@ -140,6 +141,11 @@ class CallWindow {
   /// Call `seq`'s slot, for base_ <= seq < base_ + count_.
   CallSlot& at(std::uint64_t seq) { return ring_[(head_ + (seq - base_)) & mask()]; }
   const CallSlot& at(std::uint64_t seq) const { return ring_[(head_ + (seq - base_)) & mask()]; }
+
+  /// Opens slots up to call `seq`'s.
+  [[gnu::noinline]] void open_slots(std::uint64_t seq, int group_size) {
+    while (base_ + count_ <= seq) open_slot(group_size);
+  }
 
   void open_slot(int group_size) {
     if (count_ == ring_.size()) grow();
