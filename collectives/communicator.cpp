@@ -145,13 +145,6 @@ Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requeste
   return Work();
 }
 
-bool Communicator::runs_direct(Algorithm requested) const {
-  // Every collective has `direct`, so asking for it, or for the default when that is
-  // `direct`, needs no look-up (resolve_algorithm gives the same answer).
-  return requested == Algorithm::direct ||
-         (requested == Algorithm::automatic && algorithm_ == Algorithm::direct);
-}
-
 void Communicator::run_blocking(const CollectiveArgs& args, Algorithm requested,
                                 const Where& where) {
   // The common case straight to the backend, as run_collective would take it: a native call

@@ -283,8 +283,13 @@ class Communicator {
   /// The plain (blocking) forms: run_collective(..., Completion::wait).wait(), with its
   /// common case (a native call on host buffers) taken without a Work.
   void run_blocking(const CollectiveArgs& args, Algorithm requested, const Where& where);
-  /// `requested` is `direct`, or `automatic` with `direct` the default.
-  bool runs_direct(Algorithm requested) const;
+  /// `requested` is `direct`, or `automatic` with `direct` the default. (Every collective
+  /// has `direct`, so asking for it, or for the default when that is `direct`, needs no
+  /// look-up: resolve_algorithm gives the same answer.) Inline: every call asks.
+  bool runs_direct(Algorithm requested) const {
+    return requested == Algorithm::direct ||
+           (requested == Algorithm::automatic && algorithm_ == Algorithm::direct);
+  }
   /// The funnel's part on host buffers; run_collective stages device buffers around it.
   Work run_host_collective(const CollectiveArgs& args, Algorithm requested, Completion completion,
                            const PerPeerCounts* per_peer);

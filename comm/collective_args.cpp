@@ -13,7 +13,8 @@ void expect_count(OpKind op, const char* what, std::size_t actual, std::size_t e
 
 }  // namespace
 
-CollectiveSignature make_signature(const CollectiveArgs& args, int group_size, int group_rank) {
+CollectiveSignature checked_signature(const CollectiveArgs& args, int group_size,
+                                      int group_rank) {
   const OpKind op = args.op;
   RANKLAB_CHECK(!is_point_to_point(op), "{} is not a collective", to_string(op));
   RANKLAB_CHECK(!takes_root(op) || (args.root >= 0 && args.root < group_size),
@@ -22,12 +23,7 @@ CollectiveSignature make_signature(const CollectiveArgs& args, int group_size, i
   RANKLAB_CHECK(op == OpKind::barrier || args.input.dtype == args.output.dtype,
                 "{}: input is {} but output is {}", to_string(op), to_string(args.input.dtype),
                 to_string(args.output.dtype));
-  CollectiveSignature sig;
-  sig.op = op;
-  sig.has_reduce_op = takes_reduce_op(op);
-  sig.reduce_op = sig.has_reduce_op ? args.reduce_op : ReduceOp::sum;
-  sig.root = takes_root(op) ? args.root : kNoRank;
-  sig.dtype = op == OpKind::barrier ? DataType::u8 : args.input.dtype;
+  CollectiveSignature sig = signature_fields(args);
   const auto n = static_cast<std::size_t>(group_size);
   switch (op) {
     case OpKind::barrier:

@@ -33,10 +33,36 @@ struct CollectiveSignature {
   friend bool operator==(const CollectiveSignature&, const CollectiveSignature&) = default;
 };
 
+/// What a signature takes from `args` as they are (all but the count, which depends on the
+/// operation's shape).
+inline CollectiveSignature signature_fields(const CollectiveArgs& args) {
+  const OpKind op = args.op;
+  const bool reduces = takes_reduce_op(op);
+  return {.op = op,
+          .has_reduce_op = reduces,
+          .reduce_op = reduces ? args.reduce_op : ReduceOp::sum,
+          .dtype = op == OpKind::barrier ? DataType::u8 : args.input.dtype,
+          .root = takes_root(op) ? args.root : kNoRank};
+}
+
+/// make_signature's checks and count, out of line (they format their messages).
+CollectiveSignature checked_signature(const CollectiveArgs& args, int group_size, int group_rank);
+
 /// The signature of `args` as posted by `group_rank` of a group of `group_size`; throws
 /// UsageError when the buffer sizes do not fit the operation (e.g. all_gather output !=
 /// size * input). Gather's output and scatter's input may be empty off the root, as in MPI.
-CollectiveSignature make_signature(const CollectiveArgs& args, int group_size, int group_rank);
+inline CollectiveSignature make_signature(const CollectiveArgs& args, int group_size,
+                                          int group_rank) {
+  // An all_reduce whose buffers agree, inline: the commonest call, and a small one is bound
+  // by this path (bench/RESULTS.md, issue 19 §2). Everything else out of line.
+  if (args.op == OpKind::all_reduce && args.input.dtype == args.output.dtype &&
+      args.input.count == args.output.count) [[likely]] {
+    CollectiveSignature sig = signature_fields(args);
+    sig.count = args.input.count;
+    return sig;
+  }
+  return checked_signature(args, group_size, group_rank);
+}
 
 /// `all_reduce(sum, f32, count=8)`: a signature as reports print it.
 std::string describe(const CollectiveSignature& signature);

@@ -18,6 +18,7 @@ namespace ranklab::detail {
 namespace {
 
 constexpr std::size_t kBlockBytes = 32 * 1024;  // fits L1/L2 with the operands streaming
+constexpr std::size_t kOperandsPerCall = 64;     // members per call into reduce_into
 
 const std::byte* input_of(const Operation& op) {
   return static_cast<const std::byte*>(op.coll.input.data);
@@ -47,8 +48,14 @@ void reduce_range(const CollectiveSignature& sig, std::span<Operation* const> ms
   const std::size_t n = end - begin;
   const std::size_t offset = (chunk_offset + begin) * elem;
   std::memcpy(acc.data(), input_of(*ms[0]) + offset, n * elem);
-  for (std::size_t r = 1; r < ms.size(); ++r) {
-    reduce_into(acc.data(), input_of(*ms[r]) + offset, n, sig.dtype, sig.reduce_op);
+  // The other members' blocks, kOperandsPerCall of them per call into the kernel.
+  std::array<const void*, kOperandsPerCall> operands;
+  for (std::size_t r = 1; r < ms.size();) {
+    const std::size_t k = std::min(operands.size(), ms.size() - r);
+    for (std::size_t i = 0; i < k; ++i) operands[i] = input_of(*ms[r + i]) + offset;
+    reduce_into(acc.data(), std::span<const void* const>(operands.data(), k), n, sig.dtype,
+                sig.reduce_op);
+    r += k;
   }
   finish_reduction(acc.data(), n, sig.dtype, sig.reduce_op, static_cast<int>(ms.size()));
   emit(acc.data(), begin * elem, n * elem);

@@ -151,11 +151,11 @@ class Fabric {
   void deliver(detail::Operation& send, detail::Operation& recv);
   std::string describe_pair_mismatch(const detail::Operation& send, const detail::Operation& recv,
                                      std::string_view reason) const;
-  /// Posts `rank`'s next collective call on `group` (with its operation if native) and
-  /// checks it against the first member's: throws MismatchError with every member's call
+  /// Posts `rank`'s next collective call on `group` (a native call's operation `op`, which
+  /// is its own fingerprint, or a point-to-point call's fingerprint `call`) and checks it against the first member's: throws MismatchError with every member's call
   /// (exit 4) if they differ. Runs a native call once every member has posted. Returns the
   /// call's sequence number in the group.
-  std::uint64_t post_call(int rank, const Group& group, const detail::PostedCall& call,
+  std::uint64_t post_call(int rank, const Group& group, const detail::PostedCall* call,
                           const std::shared_ptr<detail::Operation>& op);
   /// Keeps `op`, which a call slot still lists, alive until the fabric goes: its owner is
   /// dropping it unfinished because the run is ending (the final report lists it pending).
@@ -163,8 +163,6 @@ class Fabric {
   [[noreturn]] void throw_call_mismatch(int rank, const Group& group, std::uint64_t seq,
                                         const detail::CallSlot& slot);
   void finish_collective(detail::CallSlot& slot);
-  /// The algorithm index of native calls (FingerprintBook::algorithms[0]).
-  static constexpr std::uint16_t kDirectAlgorithm = 0;
 
   void complete(detail::Operation& op);
   /// Records `op` as it ends (completed, or pending at the run's end); `compute` is its

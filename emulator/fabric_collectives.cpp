@@ -47,12 +47,11 @@ const std::shared_ptr<Operation>& Fabric::post_collective(int rank, const Group&
   if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
   op->coll_seq = next[group.id()]++;
   if (latent_) latent_->posted(*op);
-  post_call(rank, group,
-            detail::PostedCall{signature, kDirectAlgorithm, false, op->rank_seq, op->site}, op);
+  post_call(rank, group, nullptr, op);
   return op;
 }
 
-std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::PostedCall& call,
+std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::PostedCall* call,
                                 const std::shared_ptr<Operation>& op) {
   auto& next = ranks_[static_cast<std::size_t>(rank)]->call_seq;
   if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
@@ -62,14 +61,19 @@ std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::Post
   detail::CallWindow& window = group_states_[group.id()]->calls;
   detail::CallSlot& slot = window.slot(seq, group.size());
   const auto me = static_cast<std::size_t>(group.group_rank(rank));
-  slot.calls[me] = call;
-  slot.ops[me] = op.get();
+  if (op) {
+    slot.ops[me] = op.get();  // its fingerprint (CallSlot::call)
+  } else {
+    if (slot.calls.empty()) slot.calls.resize(slot.ops.size());
+    slot.calls[me] = *call;
+  }
   ++slot.arrived;
   // Everyone who posted before agreed with the first poster (or the slot is marked), so
   // comparing with it is enough: O(1) per arrival, even with 65,536 members.
   if (slot.first < 0) {
     slot.first = static_cast<int>(me);
-  } else if (!slot.calls[static_cast<std::size_t>(slot.first)]->agrees_with(call)) {
+  } else if (const auto first = static_cast<std::size_t>(slot.first);
+             !(op ? slot.agrees_with(first, *op) : slot.agrees_with(first, *call))) {
     // With several threads, members of the other thread may post before this member's
     // failure ends the run: they must find the slot failed, not run it (CallSlot).
     slot.mismatched = true;
@@ -93,10 +97,10 @@ std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::Post
 void Fabric::throw_call_mismatch(int rank, const Group& group, std::uint64_t seq,
                                  const detail::CallSlot& slot) {
   // The table's rows, with the algorithms' names (the slot holds their indices).
-  std::vector<std::optional<detail::PostedFingerprint>> rows(slot.calls.size());
+  std::vector<std::optional<detail::PostedFingerprint>> rows(slot.ops.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (!slot.calls[i]) continue;
-    const detail::PostedCall& c = *slot.calls[i];
+    if (!slot.posted(i)) continue;
+    const detail::PostedCall c = slot.call(i);
     rows[i] = detail::PostedFingerprint{
         CollectiveFingerprint{c.signature, fingerprints_.algorithms[c.algorithm],
                               c.per_peer_counts},

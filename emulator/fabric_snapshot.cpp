@@ -48,7 +48,7 @@ diagnosis::FabricSnapshot Fabric::snapshot() const {
       const detail::CallSlot* call = group_states_[g.id()]->calls.find(op.call_seq);
       diagnosis::CallState& state = out.calls.emplace_back();
       for (int i = 0; i < g.size(); ++i) {
-        if (call == nullptr || !call->calls[static_cast<std::size_t>(i)]) state.absent.push_back(i);
+        if (call == nullptr || !call->posted(static_cast<std::size_t>(i))) state.absent.push_back(i);
       }
     } else if (slot.state == RankState::blocked && op.kind == OpKind::recv) {
       for (const auto& send : ranks_[r]->mailbox.unexpected) {

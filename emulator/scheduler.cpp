@@ -92,10 +92,15 @@ void RankProperties::attach(boost::fibers::context* ctx) {
 }
 
 boost::fibers::fiber_properties* RankScheduler::new_properties(boost::fibers::context* ctx) {
-  if (spare_properties_.empty()) return new RankProperties(ctx);  // more fibers than foreseen
-  RankProperties* props = spare_properties_.back().release();
-  spare_properties_.pop_back();
-  props->attach(ctx);
+  RankProperties* props = nullptr;
+  if (spare_properties_.empty()) {
+    props = new RankProperties(ctx);  // more fibers than foreseen
+  } else {
+    props = spare_properties_.back().release();
+    spare_properties_.pop_back();
+    props->attach(ctx);
+  }
+  props->scheduler = this;
   return props;
 }
 

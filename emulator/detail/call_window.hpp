@@ -3,8 +3,9 @@
 //
 // Every collective call, native (`direct`) or run as point-to-point messages by the
 // communicator, takes the next number of its group's one sequence, and every member posts
-// its fingerprint of the call into that number's slot. A native call also leaves its
-// operation there; the last member to arrive runs it. Members post in increasing sequence
+// its fingerprint of the call into that number's slot. A native call leaves its operation
+// there instead, whose signature and site are its fingerprint (copying them out would cost
+// a sixth of the post); the last member to arrive runs it. Members post in increasing sequence
 // numbers, so a slot fills only after every earlier one has: slots complete in order, and
 // the window is a ring whose oldest slots retire as they complete. Retired slots keep their
 // vectors for reuse, so a steady stream of collectives allocates nothing.
@@ -22,11 +23,19 @@ namespace ranklab::detail {
 
 /// One member's fingerprint of one call (CollectiveFingerprint without its strings).
 struct PostedCall {
+  /// The algorithm index of native calls (FingerprintBook::algorithms[0]).
+  static constexpr std::uint16_t kDirectAlgorithm = 0;
+
   CollectiveSignature signature;
   std::uint16_t algorithm = 0;  ///< index into FingerprintBook::algorithms; 0 is `direct`
   bool per_peer_counts = false;
   std::uint64_t rank_seq = 0;   ///< the member's operation number when it posted
   SourceSite site;              ///< where the member called it (mismatch tables show it)
+
+  /// A native call's fingerprint: its operation's (algorithm `direct`, index 0).
+  static PostedCall of(const Operation& op) {
+    return {op.signature, kDirectAlgorithm, false, op.rank_seq, op.site};
+  }
 
   /// Members agree when everything but their own operation number agrees.
   bool agrees_with(const PostedCall& other) const {
@@ -37,11 +46,15 @@ struct PostedCall {
 
 /// One call of a group, while members are posting.
 struct CallSlot {
-  std::vector<std::optional<PostedCall>> calls;  ///< by group rank; empty until posted
-  /// Native calls: each member's operation. Not owned (owning would cost three atomic
-  /// reference-count updates per member and call): a Request keeps its operation until it
-  /// completes, and the fabric keeps those of an aborted run (Fabric::abandoned_).
+  /// Native calls: each member's operation, by group rank; null until posted. Not owned
+  /// (owning would cost three atomic reference-count updates per member and call): a
+  /// Request keeps its operation until it completes, and the fabric keeps those of an
+  /// aborted run (Fabric::abandoned_).
   std::vector<Operation*> ops;
+  /// Point-to-point calls (the communicator's algorithms): each member's fingerprint, by
+  /// group rank. Sized by the first such call only, so a slot of native calls never fills
+  /// (nor clears) a vector of fingerprints.
+  std::vector<std::optional<PostedCall>> calls;
   int arrived = 0;
   int first = -1;  ///< group rank of the first to post: later ones are checked against it
   /// A member's call disagreed. It fails, but until its failure ends the run the others may
@@ -50,6 +63,20 @@ struct CallSlot {
   bool mismatched = false;
 
   bool complete(int group_size) const { return arrived == group_size && !mismatched; }
+
+  /// Whether member `i` (group rank) has posted.
+  bool posted(std::size_t i) const { return ops[i] != nullptr || (!calls.empty() && calls[i]); }
+  /// Member `i`'s fingerprint, once it posted.
+  PostedCall call(std::size_t i) const { return ops[i] ? PostedCall::of(*ops[i]) : *calls[i]; }
+  /// Whether member `i`'s call agrees with a native call of `op` (the hot path compares
+  /// signatures only: two native calls agree on everything else).
+  bool agrees_with(std::size_t i, const Operation& op) const {
+    return ops[i] ? ops[i]->signature == op.signature : calls[i]->agrees_with(PostedCall::of(op));
+  }
+  /// The same for a point-to-point call.
+  bool agrees_with(std::size_t i, const PostedCall& other) const {
+    return call(i).agrees_with(other);
+  }
 };
 
 class CallWindow {
@@ -57,7 +84,8 @@ class CallWindow {
   /// The slot of call `seq`, created (with `group_size` empty members) if no member posted
   /// it yet. `seq` is at least the oldest call still in the window.
   CallSlot& slot(std::uint64_t seq, int group_size) {
-    while (base_ + count_ <= seq) open_slot(group_size);
+    // Inline, its slot's opening not: every member of every call asks, one in a group opens.
+    if (base_ + count_ <= seq) open_slots(seq, group_size);
     return at(seq);
   }
 
@@ -114,12 +142,17 @@ class CallWindow {
   CallSlot& at(std::uint64_t seq) { return ring_[(head_ + (seq - base_)) & mask()]; }
   const CallSlot& at(std::uint64_t seq) const { return ring_[(head_ + (seq - base_)) & mask()]; }
 
+  /// Opens slots up to call `seq`'s.
+  [[gnu::noinline]] void open_slots(std::uint64_t seq, int group_size) {
+    while (base_ + count_ <= seq) open_slot(group_size);
+  }
+
   void open_slot(int group_size) {
     if (count_ == ring_.size()) grow();
     CallSlot& slot = ring_[(head_ + count_) & mask()];
     const auto n = static_cast<std::size_t>(group_size);
-    slot.calls.assign(n, std::nullopt);
     slot.ops.assign(n, nullptr);
+    slot.calls.clear();  // keeps its capacity
     slot.arrived = 0;
     slot.first = -1;
     slot.mismatched = false;

@@ -18,7 +18,9 @@
 namespace ranklab::detail {
 
 /// Everything the fabric knows about a pending or completed operation. Guarded by the
-/// fabric's mutex; the owning rank reads it after completion without the lock.
+/// fabric's mutex; the owning rank reads it after completion without the lock. A field that
+/// a collective's posting does not set but its completion or wait changes must also be
+/// reset where Fabric::new_operation reuses a collective's operation for the next one.
 struct Operation {
   /// User-provided, so that make_shared's value-initialisation runs only the member
   /// initialisers below: an implicit constructor would first zero all ~350 bytes (a

@@ -8,9 +8,9 @@
 
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/context.hpp>
-#include <boost/fiber/scheduler.hpp>
 
 #include "emulator/detail/fabric_mutex.hpp"
+#include "emulator/scheduler.hpp"
 
 namespace ranklab::detail {
 
@@ -50,9 +50,8 @@ class RankWakeup {
       fiber_ &= ~kParked;
       // Straight onto the sleeper's (the one worker's) ready queue: what the active
       // context's schedule() does for a fiber of its own thread, without looking up the
-      // active context to get there.
-      boost::fibers::context* sleeper = fiber();
-      sleeper->get_scheduler()->schedule(sleeper);
+      // active context to get there, nor the sleep queue (wait() has no deadline).
+      RankScheduler::wake(fiber());
       return;
     }
     condition_.notify_one();

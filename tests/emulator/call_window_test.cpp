@@ -27,9 +27,9 @@ std::vector<int> arrived_in_order(const CallWindow& window) {
 TEST(CallWindowTest, NewSlotsHaveEveryMemberEmpty) {
   CallWindow window;
   CallSlot& slot = window.slot(0, kMembers);
-  ASSERT_EQ(slot.calls.size(), 3u);
   ASSERT_EQ(slot.ops.size(), 3u);
-  EXPECT_FALSE(slot.calls[0] || slot.calls[1] || slot.calls[2]);
+  EXPECT_TRUE(slot.calls.empty()) << "sized by the first point-to-point call only";
+  EXPECT_FALSE(slot.posted(0) || slot.posted(1) || slot.posted(2));
   EXPECT_EQ(slot.arrived, 0);
   EXPECT_EQ(slot.first, -1);
   EXPECT_FALSE(slot.mismatched);
@@ -92,6 +92,50 @@ TEST(CallWindowTest, CallsOneAtATimeReuseOneSlot) {
     post_all(window, seq);
     window.retire_completed(kMembers);
   }
+}
+
+TEST(CallWindowTest, ANativeCallsFingerprintIsItsOperations) {
+  // A native call posts only its operation: the slot reads its fingerprint from there, and
+  // compares it with a point-to-point member's as with a posted one.
+  CallWindow window;
+  CallSlot& slot = window.slot(0, kMembers);
+  Operation op;
+  op.rank_seq = 5;
+  op.signature = {.op = OpKind::all_reduce, .has_reduce_op = true, .dtype = DataType::f32,
+                  .count = 4};
+  op.site.line = 12;
+  slot.ops[1] = &op;
+  EXPECT_TRUE(slot.posted(1));
+  EXPECT_FALSE(slot.posted(0));
+  const PostedCall call = slot.call(1);
+  EXPECT_EQ(call.signature, op.signature);
+  EXPECT_EQ(call.algorithm, PostedCall::kDirectAlgorithm);
+  EXPECT_EQ(call.rank_seq, 5u);
+  EXPECT_EQ(call.site.line, 12u);
+
+  Operation other;
+  other.signature = op.signature;
+  EXPECT_TRUE(slot.agrees_with(1, other));
+  other.signature.count = 8;
+  EXPECT_FALSE(slot.agrees_with(1, other));
+
+  slot.calls.resize(kMembers);
+  slot.calls[2] = PostedCall{op.signature, /*algorithm=*/3, false, 7, {}};  // ring, say
+  EXPECT_TRUE(slot.posted(2));
+  EXPECT_FALSE(slot.agrees_with(2, op)) << "another algorithm";
+  EXPECT_FALSE(slot.agrees_with(1, *slot.calls[2]));
+}
+
+TEST(CallWindowTest, AReopenedSlotForgetsItsPointToPointCalls) {
+  CallWindow window;
+  CallSlot& slot = window.slot(0, kMembers);
+  slot.calls.resize(kMembers);
+  slot.calls[0] = PostedCall{};
+  post_all(window, 0);
+  window.retire_completed(kMembers);
+  CallSlot& again = window.slot(1, kMembers);
+  ASSERT_EQ(&again, &slot);
+  EXPECT_FALSE(again.posted(0));
 }
 
 }  // namespace

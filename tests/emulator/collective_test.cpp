@@ -299,6 +299,27 @@ TEST_P(CollectiveTest, NonBlockingCollectivesOverlap) {
 INSTANTIATE_TEST_SUITE_P(Worlds, CollectiveTest, ::testing::ValuesIn(cluster_params()),
                          ParamName());
 
+//! A rank's operation is reused for its next collective (Fabric::new_operation resets what
+//! the last one's completion changed): a collective posted right after a blocking one is
+//! unfinished for the first member to post it, and brings back its own result.
+TEST(CollectiveReuseTest, ACollectiveAfterACollectiveStartsUnfinished) {
+  ClusterOptions options;
+  options.world_size = 2;
+  std::array<int, 2> done_at_post{-1, -1};
+  EXPECT_TRUE(run_ok(run_ranks(options, [&](Communicator& world) {
+    std::vector<std::int64_t> a(1, world.rank() + 1);
+    world.all_reduce(as_mutable_buffer(std::span(a)));
+    EXPECT_EQ(a[0], 3);
+    std::vector<std::int64_t> b(1, 10 * (world.rank() + 1));
+    Work wb = world.iall_reduce(as_mutable_buffer(std::span(b)), {.op = ReduceOp::max});
+    done_at_post[static_cast<std::size_t>(world.rank())] = wb.test() ? 1 : 0;
+    wb.wait();
+    EXPECT_EQ(b[0], 20);
+  })));
+  // The first to post finds the other absent; the second's post completes the call.
+  EXPECT_EQ(done_at_post[0] + done_at_post[1], 1);
+}
+
 //! Buffers that do not fit the collective, and roots outside the group, are UsageErrors
 //! naming the operation and the sizes, thrown before anything is posted.
 TEST(CollectiveUsageTest, BadShapesAndRootsAreUsageErrors) {
