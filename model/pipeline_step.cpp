@@ -21,7 +21,8 @@ class StageRunner {
   StageRunner(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm, std::int64_t seq,
               const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
               ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
-              RankResult<Scalar>& out, const ModelDevice<Scalar>& device, std::string_view label_suffix)
+              RankResult<Scalar>& out, const ModelDevice<Scalar>& device,
+              std::string_view label_suffix, const std::function<void()>& after_pass)
       : layout_(layout),
         device_(device),
         schedule_(schedule),
@@ -36,7 +37,7 @@ class StageRunner {
         rows_(inputs.rows() / spec_.microbatches),
         message_rows_(sp_ ? split_.shard_rows(rows_) : rows_),
         hidden_(inputs.cols()),
-        elements_(inputs.rows() * inputs.cols()), suffix_(label_suffix) {
+        elements_(inputs.rows() * inputs.cols()), suffix_(label_suffix), after_pass_(after_pass) {
     if (spec_.pp != layout.config().pp ||
         chunks.size() != static_cast<std::size_t>(spec_.virtual_stages) ||
         inputs.rows() % spec_.microbatches != 0) {
@@ -72,6 +73,7 @@ class StageRunner {
       } else {
         backward(step.pass.microbatch, step.pass.chunk);
       }
+      if (step.compute && after_pass_) after_pass_();
     }
     out_.grads.clear();
     for (std::vector<LayerGrads<Scalar>>& grads : chunk_grads_) {
@@ -258,6 +260,7 @@ class StageRunner {
   std::int64_t hidden_;
   std::int64_t elements_;  // of the whole batch: the loss's denominator
   std::string_view suffix_;  // ends every label (", step 3" in a run of many steps)
+  const std::function<void()>& after_pass_;  // after each compute pass (may be empty)
   StackHooks<Scalar> hooks_;
   PassKind pass_ = PassKind::forward;  // of the pass now running (labels, compute events)
   int microbatch_ = 0;
@@ -281,9 +284,9 @@ void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_c
                    std::int64_t seq, const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
                    ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
                    RankResult<Scalar>& out, const ModelDevice<Scalar>& device,
-                   std::string_view label_suffix) {
+                   std::string_view label_suffix, const std::function<void()>& after_pass) {
   StageRunner<Scalar> runner(layout, schedule, tp_comm, seq, chunks, inputs, targets, out, device,
-                             label_suffix);
+                             label_suffix, after_pass);
   runner.run();
 }
 
@@ -292,7 +295,7 @@ void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_c
                                       const std::vector<std::vector<LayerParams<Scalar>>>&,   \
                                       ConstMatrixRef<Scalar>, ConstMatrixRef<Scalar>,         \
                                       RankResult<Scalar>&, const ModelDevice<Scalar>&,        \
-                                      std::string_view);
+                                      std::string_view, const std::function<void()>&);
 
 RANKLAB_INSTANTIATE_PIPELINE(float)
 RANKLAB_INSTANTIATE_PIPELINE(double)
