@@ -21,8 +21,7 @@ class StageRunner {
   StageRunner(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm, std::int64_t seq,
               const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
               ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
-              RankResult<Scalar>& out, const ModelDevice<Scalar>& device,
-              std::string_view label_suffix, const std::function<void()>& after_pass)
+              RankResult<Scalar>& out, const ModelDevice<Scalar>& device, std::string_view label_suffix)
       : layout_(layout),
         device_(device),
         schedule_(schedule),
@@ -35,9 +34,8 @@ class StageRunner {
         targets_(targets),
         out_(out),
         rows_(inputs.rows() / spec_.microbatches),
-        message_rows_(sp_ ? split_.shard_rows(rows_) : rows_),
-        hidden_(inputs.cols()),
-        elements_(inputs.rows() * inputs.cols()), suffix_(label_suffix), after_pass_(after_pass) {
+        message_rows_(sp_ ? split_.shard_rows(rows_) : rows_), hidden_(inputs.cols()),
+        elements_(inputs.rows() * inputs.cols()), suffix_(label_suffix) {
     if (spec_.pp != layout.config().pp ||
         chunks.size() != static_cast<std::size_t>(spec_.virtual_stages) ||
         inputs.rows() % spec_.microbatches != 0) {
@@ -64,7 +62,7 @@ class StageRunner {
     if (last_stage) out_.loss = Scalar(0);
   }
 
-  void run() {
+  void run(const std::function<void()>& after_pass) {
     for (const Step& step : schedule_.stages.at(static_cast<std::size_t>(stage_))) {
       if (!step.compute) {
         exchange(step.transfers);
@@ -73,7 +71,7 @@ class StageRunner {
       } else {
         backward(step.pass.microbatch, step.pass.chunk);
       }
-      if (step.compute && after_pass_) after_pass_();
+      if (step.compute && after_pass) after_pass();
     }
     out_.grads.clear();
     for (std::vector<LayerGrads<Scalar>>& grads : chunk_grads_) {
@@ -260,7 +258,6 @@ class StageRunner {
   std::int64_t hidden_;
   std::int64_t elements_;  // of the whole batch: the loss's denominator
   std::string_view suffix_;  // ends every label (", step 3" in a run of many steps)
-  const std::function<void()>& after_pass_;  // after each compute pass (may be empty)
   StackHooks<Scalar> hooks_;
   PassKind pass_ = PassKind::forward;  // of the pass now running (labels, compute events)
   int microbatch_ = 0;
@@ -286,8 +283,8 @@ void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_c
                    RankResult<Scalar>& out, const ModelDevice<Scalar>& device,
                    std::string_view label_suffix, const std::function<void()>& after_pass) {
   StageRunner<Scalar> runner(layout, schedule, tp_comm, seq, chunks, inputs, targets, out, device,
-                             label_suffix, after_pass);
-  runner.run();
+                             label_suffix);
+  runner.run(after_pass);
 }
 
 #define RANKLAB_INSTANTIATE_PIPELINE(Scalar)                                                  \
