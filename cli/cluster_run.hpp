@@ -8,7 +8,7 @@
 
 #include "cli/train_report.hpp"
 #include "collectives/options.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 #include "model/parallel_step.hpp"
 #include "traces/event.hpp"
 

@@ -11,7 +11,7 @@
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 #include "emulator/options.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 #include "traces/event.hpp"
 
 namespace ranklab::cli {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "emulator/wait_graph_dot.hpp"
 #include "traces/output_file.hpp"
 
 namespace ranklab::cli {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab::cli {
 

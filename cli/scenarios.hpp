@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab::cli {
 

@@ -17,6 +17,7 @@
 #include "traces/output_file.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "cli/schedule_dry_run.hpp"
+#include "cli/train_progress.hpp"
 #include "cli/train_steps.hpp"
 #include "model/schedule_builders.hpp"
 #include "traces/hash.hpp"
@@ -136,11 +137,12 @@ nlohmann::json train_trace_config(const TrainSpec& spec, Algorithm algorithm) {
 
 namespace {
 
-// `checks` (null for one step) sees every rank's every step.
+// `checks` (null for one step) sees every rank's every step, `progress` (null: none drawn)
+// every rank's every pass.
 template <typename Scalar>
 ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
                                   Algorithm algorithm, const Problem<Scalar>& problem,
-                                  TrainingChecks<Scalar>* checks) {
+                                  TrainingChecks<Scalar>* checks, TrainingProgress* progress) {
   auto sink = std::make_shared<MemorySink>();
   options.trace_sink = sink;
   options.trace_config = train_trace_config(spec, algorithm);
@@ -155,9 +157,11 @@ ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
     // Each rank writes only its own slot, so threads never share an element.
     const StepObserver<Scalar> observe =
         checks != nullptr ? checks->observer(world.rank()) : StepObserver<Scalar>{};
-    run.results[static_cast<std::size_t>(world.rank())] =
-        run_training_rank<Scalar>(world, spec.layout, problem, spec.step, spec.training, observe);
+    const PassObserver after_pass = progress != nullptr ? progress->observer() : PassObserver{};
+    run.results[static_cast<std::size_t>(world.rank())] = run_training_rank<Scalar>(
+        world, spec.layout, problem, spec.step, spec.training, observe, after_pass);
   });
+  if (progress != nullptr) progress->finish();
   run.ms = elapsed_ms(start);
   run.trace = sink->trace();
   spdlog::info("run ended: {}", to_string(run.report.status));
@@ -299,13 +303,15 @@ class PreparedJob final : public TrainJob::Impl {
     const SendMode send_mode = options.send_mode;
     std::optional<TrainingChecks<Scalar>> checks;
     if (spec_.multi_step()) {
-      checks.emplace(spec_, data_.problem, data_.golden ? &*data_.golden : nullptr, progress);
+      checks.emplace(spec_, data_.problem, data_.golden ? &*data_.golden : nullptr);
     }
+    std::optional<TrainingProgress> passes;  // on the emulator (MPI processes draw none)
+    if (progress && mpi_ == nullptr) passes.emplace(spec_, schedule_);
     ClusterRun<Scalar> run =
         mpi_ != nullptr
             ? run_main_job_on_mpi<Scalar>(*mpi_, spec_, algorithm_, data_.problem)
             : run_on_cluster(spec_, std::move(options), algorithm_, data_.problem,
-                             checks ? &*checks : nullptr);
+                             checks ? &*checks : nullptr, passes ? &*passes : nullptr);
     if (!run.has_results) {
       out.run = std::move(run.report);  // an MPI process other than rank 0
       return out;

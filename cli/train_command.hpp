@@ -53,8 +53,9 @@ class TrainJob {
   /// The cluster options the flags give; a caller may change the policy and add a log.
   const ClusterOptions& options() const { return impl_->options(); }
   /// Runs the job's steps on a fresh cluster and checks them. Writes no file (but --save's).
-  /// Safe to call from several threads at once. `progress`: a long run shows its steps on
-  /// stderr when it is a terminal (traces/progress.hpp); explore, which runs many, does not.
+  /// Safe to call from several threads at once. `progress`: a long run shows its passes on
+  /// stderr when it is a terminal (cli/train_progress.hpp); explore, which runs many, does
+  /// not.
   TrainRun run(ClusterOptions options, bool progress = false) const {
     return impl_->run(std::move(options), progress);
   }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 #include "model/parallel_check.hpp"
 #include "model/problem.hpp"
 #include "model/run_golden.hpp"

@@ -15,17 +15,13 @@ double TrainStepRow::mean(const std::vector<double>& values) {
 
 template <typename Scalar>
 TrainingChecks<Scalar>::TrainingChecks(const TrainSpec& spec, const Problem<Scalar>& problem,
-                                       const GoldenSet<Scalar>* golden, bool progress)
+                                       const GoldenSet<Scalar>* golden)
     : spec_(spec),
       golden_(spec.mode == ParallelMode::hybrid ? golden : nullptr),
       tolerance_(relative_tolerance<Scalar>()),
       trajectory_(problem, spec.training.lr.value_or(0.0), spec.layout.world_size()),
       ranks_(static_cast<std::size_t>(spec.layout.world_size())) {
   for (RankRecord& rank : ranks_) rank.steps.resize(static_cast<std::size_t>(spec.training.steps));
-  if (progress) {
-    progress_.emplace("training", static_cast<std::uint64_t>(spec.training.steps),
-                      Progress::Unit::items, "steps");
-  }
 }
 
 template <typename Scalar>
@@ -64,12 +60,10 @@ void TrainingChecks<Scalar>::record(int rank, int step, const RankResult<Scalar>
     record.shown_step = step;
   }
   if (step + 1 == spec_.training.steps && rank == 0) last_ = dense;
-  if (rank == 0 && progress_) progress_->update_now(static_cast<std::uint64_t>(step) + 1);
 }
 
 template <typename Scalar>
 void TrainingChecks<Scalar>::fill(TrainReport& report) {
-  if (progress_) progress_->finish();
   report.steps.assign(static_cast<std::size_t>(spec_.training.steps), {});
   const int replicas = spec_.layout.dp;
   for (std::size_t s = 0; s < report.steps.size(); ++s) {

@@ -3,8 +3,7 @@
 // gradients as for one step, and the shards after the SGD update. Each rank checks its own
 // step as it ends, so nothing of a step outlives it but a few numbers, whatever N is; the
 // report gets a row per step and, per rank, the step that matters (the first that failed,
-// else the one with the largest error). Progress ("training: 40% (2 of 5 steps)") goes
-// to stderr on a terminal (traces/progress.hpp).
+// else the one with the largest error). Progress is cli/train_progress.hpp's.
 #pragma once
 
 #include <memory>
@@ -15,7 +14,6 @@
 #include "model/dense_training.hpp"
 #include "model/golden.hpp"
 #include "model/training.hpp"
-#include "traces/progress.hpp"
 
 namespace ranklab::cli {
 
@@ -23,9 +21,9 @@ template <typename Scalar>
 class TrainingChecks {
  public:
   /// For `spec`'s run from `problem`'s weights; `golden` (may be null) is compared with
-  /// the first step, the one its gradients belong to. `progress`: draw it (a terminal).
+  /// the first step, the one its gradients belong to.
   TrainingChecks(const TrainSpec& spec, const Problem<Scalar>& problem,
-                 const GoldenSet<Scalar>* golden, bool progress);
+                 const GoldenSet<Scalar>* golden);
 
   /// What rank `rank` calls after each step; each rank writes only its own records.
   StepObserver<Scalar> observer(int rank);
@@ -60,7 +58,6 @@ class TrainingChecks {
   DenseTrajectory<Scalar> trajectory_;
   std::vector<RankRecord> ranks_;
   std::shared_ptr<const DenseTrainingStep<Scalar>> last_;  ///< set by rank 0
-  std::optional<Progress> progress_;
 };
 
 }  // namespace ranklab::cli

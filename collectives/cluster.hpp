@@ -8,7 +8,7 @@
 #include "collectives/communicator.hpp"
 #include "collectives/options.hpp"
 #include "emulator/options.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab {
 

@@ -9,7 +9,7 @@
 
 #include "emulator/options.hpp"
 #include "emulator/rank.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab {
 

@@ -26,7 +26,7 @@
 #include "emulator/diagnosis/snapshot.hpp"
 #include "comm/fingerprint.hpp"
 #include "emulator/options.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 #include "emulator/request.hpp"
 
 namespace ranklab {

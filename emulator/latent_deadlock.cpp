@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "emulator/detail/wait_graph.hpp"
+#include "comm/rank_list.hpp"
 
 namespace ranklab::detail {
 namespace {

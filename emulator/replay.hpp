@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "emulator/options.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 #include "traces/event.hpp"
 
 namespace ranklab {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab {
 

@@ -2,7 +2,7 @@
 // Render with `dot -Tsvg wait.dot -o wait.svg`.
 #include <fmt/format.h>
 
-#include "emulator/report.hpp"
+#include "emulator/wait_graph_dot.hpp"
 
 namespace ranklab {
 namespace {

@@ -34,8 +34,7 @@ class StageRunner {
         targets_(targets),
         out_(out),
         rows_(inputs.rows() / spec_.microbatches),
-        message_rows_(sp_ ? split_.shard_rows(rows_) : rows_),
-        hidden_(inputs.cols()),
+        message_rows_(sp_ ? split_.shard_rows(rows_) : rows_), hidden_(inputs.cols()),
         elements_(inputs.rows() * inputs.cols()), suffix_(label_suffix) {
     if (spec_.pp != layout.config().pp ||
         chunks.size() != static_cast<std::size_t>(spec_.virtual_stages) ||
@@ -63,7 +62,7 @@ class StageRunner {
     if (last_stage) out_.loss = Scalar(0);
   }
 
-  void run() {
+  void run(const std::function<void()>& after_pass) {
     for (const Step& step : schedule_.stages.at(static_cast<std::size_t>(stage_))) {
       if (!step.compute) {
         exchange(step.transfers);
@@ -72,6 +71,7 @@ class StageRunner {
       } else {
         backward(step.pass.microbatch, step.pass.chunk);
       }
+      if (step.compute && after_pass) after_pass();
     }
     out_.grads.clear();
     for (std::vector<LayerGrads<Scalar>>& grads : chunk_grads_) {
@@ -281,10 +281,10 @@ void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_c
                    std::int64_t seq, const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
                    ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
                    RankResult<Scalar>& out, const ModelDevice<Scalar>& device,
-                   std::string_view label_suffix) {
+                   std::string_view label_suffix, const std::function<void()>& after_pass) {
   StageRunner<Scalar> runner(layout, schedule, tp_comm, seq, chunks, inputs, targets, out, device,
                              label_suffix);
-  runner.run();
+  runner.run(after_pass);
 }
 
 #define RANKLAB_INSTANTIATE_PIPELINE(Scalar)                                                  \
@@ -292,7 +292,7 @@ void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_c
                                       const std::vector<std::vector<LayerParams<Scalar>>>&,   \
                                       ConstMatrixRef<Scalar>, ConstMatrixRef<Scalar>,         \
                                       RankResult<Scalar>&, const ModelDevice<Scalar>&,        \
-                                      std::string_view);
+                                      std::string_view, const std::function<void()>&);
 
 RANKLAB_INSTANTIATE_PIPELINE(float)
 RANKLAB_INSTANTIATE_PIPELINE(double)

@@ -25,6 +25,7 @@
 // communication buffers name.
 #pragma once
 
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -42,12 +43,15 @@ namespace ranklab {
 /// every chunk, DP-averaged). Blocking; throws what the communicator throws, and
 /// UsageError for a message of the wrong size. `label_suffix` ends the label of every
 /// communication call (", step 3": model/training.hpp), empty for the seed's labels.
+/// `after_pass` (may be empty) is called after each of the stage's compute passes, the
+/// forward or backward of one micro-batch through one chunk: a long step's progress.
 template <typename Scalar>
 void pipeline_step(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm,
                    std::int64_t seq, const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
                    ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
                    RankResult<Scalar>& out,
                    const ModelDevice<Scalar>& device = cpu_device<Scalar>(),
-                   std::string_view label_suffix = {});
+                   std::string_view label_suffix = {},
+                   const std::function<void()>& after_pass = {});
 
 }  // namespace ranklab

@@ -64,9 +64,9 @@ class RankTrainer {
   bool on_host() const { return device_->memory() == nullptr; }
 
   // `label_suffix` ends every communication label (", step 3"; empty: the seed's labels).
-  void step(std::string_view label_suffix) {
+  void step(std::string_view label_suffix, const PassObserver& after_pass) {
     pipeline_step<Scalar>(layout_, schedule_, options_.tp_comm, seq_, chunks_, *inputs_,
-                          *targets_, out_, *device_, label_suffix);
+                          *targets_, out_, *device_, label_suffix, after_pass);
   }
 
   // Every chunk's layers minus lr times their gradients (out_.grads is in chunk order).
@@ -131,7 +131,8 @@ template <typename Scalar>
 RankResult<Scalar> run_training_rank(Communicator& world, const ParallelConfig& config,
                                      const Problem<Scalar>& problem, const StepOptions& options,
                                      const TrainingOptions& training,
-                                     const StepObserver<Scalar>& observe) {
+                                     const StepObserver<Scalar>& observe,
+                                     const PassObserver& after_pass) {
   if (training.steps < 1) {
     throw UsageError(fmt::format("training: {} steps (at least 1)", training.steps));
   }
@@ -142,7 +143,7 @@ RankResult<Scalar> run_training_rank(Communicator& world, const ParallelConfig& 
   for (int step = 0; step < training.steps; ++step) {
     // A run of many steps names each call's step in traces and reports.
     if (training.steps > 1) suffix = fmt::format(", step {}", step + 1);
-    trainer.step(suffix);
+    trainer.step(suffix, after_pass);
     if (training.lr) trainer.update(static_cast<Scalar>(*training.lr));
     if (observe) {
       const std::vector<LayerParams<Scalar>> updated =
@@ -162,7 +163,7 @@ RankResult<Scalar> run_training_rank(Communicator& world, const ParallelConfig& 
                                    const ModelDevice<Scalar>&);                                 \
   template RankResult<Scalar> run_training_rank<Scalar>(                                        \
       Communicator&, const ParallelConfig&, const Problem<Scalar>&, const StepOptions&,         \
-      const TrainingOptions&, const StepObserver<Scalar>&);
+      const TrainingOptions&, const StepObserver<Scalar>&, const PassObserver&);
 
 RANKLAB_INSTANTIATE_TRAINING(float)
 RANKLAB_INSTANTIATE_TRAINING(double)

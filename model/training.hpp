@@ -46,13 +46,20 @@ template <typename Scalar>
 using StepObserver = std::function<void(int step, const RankResult<Scalar>& result,
                                         const std::vector<LayerParams<Scalar>>& updated)>;
 
+/// Called on the rank after each compute pass of a step: the forward or the backward of one
+/// micro-batch through one of its chunks (model/schedule.hpp), so that a long step shows
+/// progress before it ends. Finer would mean hooks inside the layers' kernels.
+using PassObserver = std::function<void()>;
+
 /// run_parallel_rank for `training.steps` steps with the update after each (the last one
-/// included). Returns the last step's result; `observe` (may be empty) sees every step's.
+/// included). Returns the last step's result; `observe` (may be empty) sees every step's,
+/// `after_pass` (may be empty) every compute pass of every step.
 /// Throws UsageError as run_parallel_rank does, and for steps < 1.
 template <typename Scalar>
 RankResult<Scalar> run_training_rank(Communicator& world, const ParallelConfig& config,
                                      const Problem<Scalar>& problem, const StepOptions& options,
                                      const TrainingOptions& training,
-                                     const StepObserver<Scalar>& observe = {});
+                                     const StepObserver<Scalar>& observe = {},
+                                     const PassObserver& after_pass = {});
 
 }  // namespace ranklab

@@ -19,7 +19,7 @@
 
 #include "collectives/communicator.hpp"
 #include "collectives/mpi/mpi_session.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 #include "traces/event.hpp"
 
 namespace ranklab {

@@ -37,7 +37,7 @@
 #include "comm/call_site.hpp"
 #include "comm/collective_args.hpp"
 #include "emulator/detail/operation.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab::detail {
 

@@ -1,10 +1,7 @@
-// Cycles of a wait-for graph, and lists of ranks, for deadlock reports.
+// Cycles of a wait-for graph, for deadlock reports (comm/rank_list.hpp prints them).
 #pragma once
 
 #include <cstddef>
-#include <limits>
-#include <string>
-#include <string_view>
 #include <vector>
 
 namespace ranklab::detail {
@@ -20,19 +17,5 @@ struct WaitGraph {
 /// repeats its first node at the end: {0, 2, 0}. Iterative: safe on a fiber's stack.
 std::vector<std::vector<int>> find_cycles(const std::vector<std::vector<int>>& waits_for,
                                           std::size_t limit);
-
-/// How join_ranks writes a list.
-struct RankList {
-  std::string_view separator = ", ";
-  std::string_view last = ", ";  ///< before the last rank: " and " gives "1, 2 and 3"
-  /// Past this many ranks the rest are " and N more" (a 65,536-rank run's report stays short).
-  std::size_t max_listed = std::numeric_limits<std::size_t>::max();
-};
-
-/// `ranks` as text: "1, 2, 3" by default.
-std::string join_ranks(const std::vector<int>& ranks, const RankList& style = {});
-
-/// `0 -> 2 -> 0`.
-std::string format_cycle(const std::vector<int>& cycle);
 
 }  // namespace ranklab::detail

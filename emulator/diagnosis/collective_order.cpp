@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "comm/rank_list.hpp"
 #include "emulator/diagnosis/describe.hpp"
 
 namespace ranklab::diagnosis {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "emulator/diagnosis/snapshot.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab::diagnosis {
 

@@ -20,7 +20,7 @@
 
 #include "emulator/detail/wait_graph.hpp"
 #include "emulator/diagnosis/snapshot.hpp"
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab::diagnosis {
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm/errors.hpp"
+#include "emulator/wait_graph_dot.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 
 namespace ranklab::testing {

@@ -9,6 +9,7 @@
 
 #include "comm/errors.hpp"
 #include "emulator/faults.hpp"
+#include "emulator/wait_graph_dot.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/expect_throw_msg.hpp"
 #include "traces/diff.hpp"

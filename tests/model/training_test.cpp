@@ -173,6 +173,38 @@ TEST(TrainingLoopTest, OneStepWithoutUpdateIsTheSeedStep) {
   }
 }
 
+//! The pass observer (progress) sees every compute pass of every step, and only those: an
+//! interleaved stage runs each of its M micro-batches forward and backward through each of
+//! its V chunks, 2·M·V passes a step, all of them before the step's own observer.
+TEST(TrainingLoopTest, EveryComputePassIsObserved) {
+  constexpr int kMicrobatches = 4, kChunks = 2, kTrainingSteps = 3;
+  constexpr int kPassesPerStep = 2 * kMicrobatches * kChunks;
+  const ParallelConfig config{.tp = 1, .pp = 2, .dp = 1};
+  const StepOptions step{.schedule = ScheduleKind::interleaved,
+                         .microbatches = kMicrobatches,
+                         .virtual_stages = kChunks};
+  const Problem<double> problem = make_problem<double>(ModelShape{}, 1, 1);
+  std::vector<int> passes(2, 0);
+  std::vector<std::vector<int>> at_step_end(2);
+  ClusterOptions options;
+  options.world_size = 2;
+  ASSERT_TRUE(testing::run_ok(testing::run_ranks(options, [&](Communicator& world) {
+    const auto r = static_cast<std::size_t>(world.rank());
+    run_training_rank<double>(
+        world, config, problem, step, {.steps = kTrainingSteps, .lr = kLr},
+        [&](int, const RankResult<double>&, const std::vector<LayerParams<double>>&) {
+          at_step_end[r].push_back(passes[r]);
+        },
+        [&passes, r] { ++passes[r]; });
+  })));
+  for (std::size_t r = 0; r < passes.size(); ++r) {
+    EXPECT_EQ(passes[r], kPassesPerStep * kTrainingSteps) << "rank " << r;
+    EXPECT_EQ(at_step_end[r], (std::vector<int>{kPassesPerStep, 2 * kPassesPerStep,
+                                                3 * kPassesPerStep}))
+        << "rank " << r;
+  }
+}
+
 //! Bad input: no steps, mismatched SGD sizes, a step asked for once too often.
 TEST(TrainingLoopTest, BadInputIsRefused) {
   std::vector<float> params(3);

@@ -70,16 +70,24 @@ TEST(CliProgressTest, DrawnOnATerminal) {
   EXPECT_NE(replaying.find(" operations), "), std::string::npos) << replaying;
 }
 
-//! A training run of many steps counts its steps (RANKLAB_PROGRESS_DELAY_MS=0 stands for
-//! a run of more than two seconds), and erases the line before its report.
-TEST(CliProgressTest, TrainingStepsOnATerminal) {
+//! A training run counts its compute passes, the forward or backward of one micro-batch
+//! through one chunk on one rank (RANKLAB_PROGRESS_DELAY_MS=0 stands for a run of more
+//! than two seconds), and erases the line before its report. A single step shows them too:
+//! a long one (a big --hidden) is not silent to its end.
+TEST(CliProgressTest, TrainingPassesOnATerminal) {
+  // The seed's schedule: each of the 8 ranks runs one forward and one backward a step.
   const std::string training = stderr_on_terminal({"run", "--steps", "20", "--no-trace"});
-  EXPECT_NE(training.find("\rtraining: "), std::string::npos) << training;
-  EXPECT_NE(training.find(" of 20 steps), "), std::string::npos) << training;
+  EXPECT_NE(training.find("\rtraining 20 steps: "), std::string::npos) << training;
+  EXPECT_NE(training.find(" of 320 passes), "), std::string::npos) << training;
   EXPECT_NE(training.rfind("\r\033[K"), std::string::npos) << training;
-  // One step is not a long run: no progress at all.
   const std::string one = stderr_on_terminal({"run", "--no-trace"});
-  EXPECT_EQ(one.find("training: "), std::string::npos) << one;
+  EXPECT_NE(one.find("\rtraining: "), std::string::npos) << one;
+  EXPECT_NE(one.find(" of 16 passes), "), std::string::npos) << one;
+  EXPECT_NE(one.rfind("\r\033[K"), std::string::npos) << one;
+  // 1F1B with 4 micro-batches: 8 passes a step on each rank of both stages.
+  const std::string pipelined = stderr_on_terminal(
+      {"run", "--schedule", "1f1b", "--microbatches", "4", "--no-trace"});
+  EXPECT_NE(pipelined.find(" of 64 passes), "), std::string::npos) << pipelined;
 }
 
 //! In a file or a pipe: nothing of it, whatever the delay.
@@ -102,7 +110,7 @@ TEST(CliProgressTest, NeverInAPipeOrAFile) {
   const auto in_pipe = tools_testing::run_command(training + " 2>&1 | cat");
   for (const std::string& err : {in_file.err, in_pipe.out}) {
     EXPECT_EQ(err.find('\r'), std::string::npos) << err;
-    EXPECT_EQ(err.find("steps), "), std::string::npos) << err;
+    EXPECT_EQ(err.find("passes), "), std::string::npos) << err;
   }
   EXPECT_NE(in_file.out.find("training: 20 steps of SGD"), std::string::npos) << in_file.out;
 }

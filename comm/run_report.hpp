@@ -1,4 +1,6 @@
-// The outcome of a cluster run: how it ended, each rank's fate, and the human report.
+// The outcome of a run: how it ended, each rank's fate, and the human report. Plain data
+// and its text, in comm/ because every backend returns it: the emulator's Cluster and the
+// MPI backend alike (the emulator's analyses fill it in: emulator/diagnosis/).
 #pragma once
 
 #include <cstdint>
@@ -145,10 +147,6 @@ struct WaitForGraph {
 
   bool empty() const { return nodes.empty(); }
 };
-
-/// The graph in Graphviz's DOT language: blocked ranks as boxes with their call, ranks
-/// that ended as grey or red ovals, wait-for edges labelled with the call, cycles in red.
-std::string to_dot(const WaitForGraph& graph, std::string_view title);
 
 /// Returned by Cluster::run (and Engine::run); the run itself never throws for a rank's
 /// failure, so a dropped report is a failure unseen: [[nodiscard]].

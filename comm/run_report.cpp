@@ -1,8 +1,8 @@
-#include "emulator/report.hpp"
+#include "comm/run_report.hpp"
 
 #include <fmt/format.h>
 
-#include "emulator/detail/wait_graph.hpp"
+#include "comm/rank_list.hpp"
 #include "traces/enum_names.hpp"
 #include "traces/error.hpp"
 #include "traces/event_text.hpp"

@@ -1,0 +1,158 @@
+// The SimGrid TI importer (traces/detail/simgrid_ti_importer.hpp): point-to-point
+// operations, posted with the program's own signature and completed as their kind says
+// (blocking, buffered, by a wait), and the requests a rank leaves open.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "traces/detail/simgrid_ti_importer.hpp"
+
+namespace ranklab::detail::ti {
+
+void Importer::close_buffered_after(int rank, std::uint64_t seq) {
+  auto& waiting = ranks_[static_cast<std::size_t>(rank)].buffered_open;
+  std::erase_if(waiting, [&](const std::pair<std::uint64_t, std::uint64_t>& b) {
+    if (b.first != seq) return false;
+    builder_->wait(rank, b.second);
+    return true;
+  });
+}
+
+void Importer::posted(int rank, std::uint64_t seq) {
+  RankState& state = ranks_[static_cast<std::size_t>(rank)];
+  state.where.resize(seq + 1);
+  state.where[seq] = where_;
+  state.closed_at.resize(seq + 1, 0);
+  state.posted_as.resize(seq + 1);
+  state.cancellable.resize(seq + 1, false);
+}
+
+void Importer::closed(int rank, std::uint64_t seq) {
+  RankState& state = ranks_[static_cast<std::size_t>(rank)];
+  builder_->wait(rank, seq);
+  state.closed_at[seq] = state.actions;
+  if (!state.buffered_open.empty()) close_buffered_after(rank, seq);
+}
+
+void Importer::point_to_point(int rank, const std::vector<std::string_view>& w, bool send,
+                              Completion completion) {
+  const std::int64_t peer_word = integer(w[2], send ? "destination" : "source");
+  const bool any_source = !send && (peer_word == kAnySourceSmpi || peer_word == kAnySourceMpi);
+  const int peer = any_source ? kNoRank : rank_arg(w[2], send ? "destination" : "source");
+  const int tag = tag_arg(w[3], send);
+  // A receive's count may be 0 or negative: SMPI then probes for the size.
+  const std::int64_t raw = integer(w[4], "count");
+  const std::uint64_t n = !send && raw < 0 ? 0 : count(w[4], "count");
+  const std::int64_t type = type_arg(w, 5, rank);
+  const ElementType element =
+      replayable_p2p_type(type) ? smpi_type(type) : ElementType{DataType::u8, 1};
+  post_p2p(rank, w[1], send, peer, tag,
+           {raw >= 0, !replayable_p2p_type(type), element.dtype, in_elements(n, type, element)},
+           completion);
+}
+
+void Importer::buffer(int rank, std::uint64_t seq) {
+  saw_buffered_ = true;
+  RankState& state = ranks_[static_cast<std::size_t>(rank)];
+  if (first_pass_) {
+    state.buffered.insert(seq);
+    builder_->wait(rank, seq);
+  } else if (const auto it = close_buffered_.find(key(rank, seq)); it != close_buffered_.end()) {
+    state.buffered_open.emplace_back(it->second, seq);
+  }
+}
+
+void Importer::persistent_start(int rank, const std::vector<std::string_view>& w) {
+  const int endpoint = rank_arg(w[2], "endpoint");
+  const bool send = endpoint != rank;
+  const int tag = tag_arg(w[3], send);
+  const std::uint64_t bytes = count(w[4], "size");
+  const std::int64_t type = type_arg(w, 5, rank);
+  ElementType element = replayable_p2p_type(type) ? smpi_type(type) : ElementType{DataType::u8, 1};
+  if (bytes % size_of(element.dtype) != 0) element = {DataType::u8, 1};
+  post_p2p(rank, "Start", send, send ? endpoint : kNoRank, tag,
+           {true, !replayable_p2p_type(type), element.dtype, bytes / size_of(element.dtype)},
+           Completion::request);
+}
+
+void Importer::post_p2p(int rank, std::string_view call, bool send, int peer, int tag,
+                        const Signature& own, Completion completion) {
+  const bool any_source = peer == kNoRank;
+  const std::uint64_t elements = own.count;
+  const ElementType element{own.dtype, 1};
+  const std::uint64_t seq =
+      send ? builder_->isend(rank, peer, element.dtype, elements, static_cast<int>(tag))
+           : builder_->irecv(rank, peer, element.dtype, elements, static_cast<int>(tag));
+  posted(rank, seq);
+  if (send || own.known) ranks_[static_cast<std::size_t>(rank)].posted_as[seq] = own;
+  if (!send && completion == Completion::request) {
+    ranks_[static_cast<std::size_t>(rank)].cancellable[seq] = true;
+  }
+  const bool buffered =
+      completion == Completion::buffered || completion == Completion::buffered_request;
+  if (buffered) buffer(rank, seq);
+  if (completion == Completion::blocking) {
+    closed(rank, seq);
+  } else if (completion != Completion::buffered) {
+    RankState& state = ranks_[static_cast<std::size_t>(rank)];
+    state.open.push_back(
+        {seq, send ? rank : peer, send ? peer : rank, static_cast<int>(tag), any_source,
+         completion == Completion::buffered_request, state.tests,
+         fmt::format("{} {} {} tag {}", call, send ? "to" : "from",
+                     any_source ? std::string("any source") : fmt::format("rank {}", peer),
+                     tag == kAnyTagInTrace ? std::string("any") : std::to_string(tag))});
+  }
+}
+
+void Importer::wait(int rank, const std::vector<std::string_view>& w) {
+  const std::int64_t src = integer(w[2], "source"), dst = integer(w[3], "destination");
+  const std::int64_t tag = integer(w[4], "tag");
+  auto& open = ranks_[static_cast<std::size_t>(rank)].open;
+  const auto it = std::find_if(open.begin(), open.end(), [&](const OpenRequest& r) {
+    return (r.src == src || r.any_source) && r.dst == dst &&
+           (r.tag == tag || r.tag == kAnyTagInTrace);
+  });
+  if (it == open.end()) {
+    // A nonblocking collective's request: TI names none, so the oldest (MPI starts them in
+    // one order on every rank). Without one, as SMPI's replay: a test() already completed it.
+    auto& collectives = ranks_[static_cast<std::size_t>(rank)].open_collectives;
+    if (!collectives.empty()) {
+      closed(rank, collectives.front());
+      collectives.erase(collectives.begin());
+    }
+    return;
+  }
+  if (!it->buffered) closed(rank, it->seq);
+  open.erase(it);
+}
+
+void Importer::unfinished_requests(int rank) {
+  for (const OpenRequest& r : ranks_[static_cast<std::size_t>(rank)].open) {
+    if (r.buffered || ranks_[static_cast<std::size_t>(rank)].tests > r.tests) continue;
+    const Location posted = ranks_[static_cast<std::size_t>(rank)].where[r.seq];
+    unfinished_.push_back(fmt::format(
+        "{}:{}: rank {} op #{} ({}) is still open when the rank finalizes at line {}: no wait "
+        "completed it",
+        files_[posted.file].name, posted.line, rank, r.seq, r.call, where_.line));
+  }
+  for (const std::uint64_t seq : ranks_[static_cast<std::size_t>(rank)].open_collectives) {
+    const Location posted = ranks_[static_cast<std::size_t>(rank)].where[seq];
+    unfinished_.push_back(
+        fmt::format("{}:{}: rank {} op #{} (a nonblocking collective) is still open when the rank "
+                    "finalizes at line {}: no wait completed it",
+                    files_[posted.file].name, posted.line, rank, seq, where_.line));
+  }
+}
+
+void Importer::wait_all(int rank, const std::vector<std::string_view>&) {
+  auto& open = ranks_[static_cast<std::size_t>(rank)].open;
+  for (const OpenRequest& r : open) {
+    if (!r.buffered) closed(rank, r.seq);
+  }
+  open.clear();
+  auto& collectives = ranks_[static_cast<std::size_t>(rank)].open_collectives;
+  for (const std::uint64_t seq : collectives) closed(rank, seq);
+  collectives.clear();
+}
+
+}  // namespace ranklab::detail::ti
