@@ -31,7 +31,9 @@ TEST(RankHomeTest, HomeIsTheTopOfTheRanksStack) {
       EXPECT_EQ(reinterpret_cast<std::uintptr_t>(home + StackArena::kHomeBytes) % 4096, 0u);
       home[0] = std::byte{1};  // writable, end to end
       home[StackArena::kHomeBytes - 1] = std::byte{1};
-      if (arena.guarded()) EXPECT_EQ(arena.rank_of_guard(home), -1);
+      if (arena.guarded()) {
+        EXPECT_EQ(arena.rank_of_guard(home), -1);
+      }
     }
   }
 }
