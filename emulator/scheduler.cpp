@@ -162,6 +162,7 @@ boost::fibers::context* RankScheduler::pick_next() noexcept {
     fifo_head_ = fifo_head_ + 1 == fifo_.size() ? 0 : fifo_head_ + 1;
     --fifo_size_;
     ++picks_;
+    prefetch_ahead();
     return ctx;
   }
   if (!system_.empty() && (picks_since_system_ >= round_ || !has_ready_rank())) {
@@ -169,6 +170,15 @@ boost::fibers::context* RankScheduler::pick_next() noexcept {
   }
   ++picks_since_system_;
   return pick_rank();
+}
+
+void RankScheduler::prefetch_ahead() noexcept {
+  // A few picks ahead, the rank's Boost context at the top of its stack page: with tens of
+  // thousands of ranks each switch otherwise starts with a TLB and cache miss on it
+  // (bench/RESULTS.md §3: 65,536 ranks 0.365 -> 0.350 s of CPU).
+  if (fifo_size_ <= kPrefetchDistance) return;
+  const auto* bytes = reinterpret_cast<const char*>(fifo_at(kPrefetchDistance));
+  for (int line = 0; line < 4; ++line) __builtin_prefetch(bytes + 64 * line, 1);
 }
 
 boost::fibers::context* RankScheduler::pick_system() noexcept {

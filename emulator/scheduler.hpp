@@ -110,6 +110,9 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
     return fifo_[at >= fifo_.size() ? at - fifo_.size() : at];
   }
   void log_pick(boost::fibers::context* ctx, bool deviation) noexcept;
+  /// Prefetches the context kPrefetchDistance picks ahead in the plain FIFO.
+  void prefetch_ahead() noexcept;
+  static constexpr std::size_t kPrefetchDistance = 4;
   boost::fibers::context* pick_system() noexcept;
   bool has_ready_rank() const noexcept;
   void lower_priority(int rank) noexcept;
