@@ -103,7 +103,7 @@ const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
   op->clock_at_post = slot.lamport;
   ++progress_;
   if (tracing_) {
-    op->in_flight = slot.open;
+    op->in_flight.assign(slot.open.begin(), slot.open.end());
     slot.open.push_back(op->rank_seq);
     op->compute = std::move(slot.compute);
     slot.compute = {};

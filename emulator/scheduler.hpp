@@ -110,6 +110,12 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
     return fifo_[at >= fifo_.size() ? at - fifo_.size() : at];
   }
   void log_pick(boost::fibers::context* ctx, bool deviation) noexcept;
+  /// Prefetches the context kPrefetchDistance picks ahead in the plain FIFO, and the
+  /// stack frames below it, when the thread runs at least kPrefetchMinRanks ranks (fewer
+  /// stay in the caches, and a small collective's picks need no extra work).
+  void prefetch_ahead() noexcept;
+  static constexpr std::size_t kPrefetchDistance = 4;
+  static constexpr int kPrefetchMinRanks = 1024;
   boost::fibers::context* pick_system() noexcept;
   bool has_ready_rank() const noexcept;
   void lower_priority(int rank) noexcept;
@@ -140,6 +146,7 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   /// rank-order with no schedule log: awakened() and pick_next() take their short paths
   /// (push to and pop from the ring), the policy's other cases stay out of line.
   bool plain_fifo_ = false;
+  bool prefetch_ = false;  ///< many ranks on this thread (prefetch_ahead)
 
   std::mutex mutex_;
   std::condition_variable wakeup_;

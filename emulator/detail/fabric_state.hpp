@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
 #include <boost/fiber/condition_variable.hpp>
 
 #include "emulator/detail/call_window.hpp"
@@ -36,11 +37,15 @@ struct RankSlot {
   std::uint64_t blocks = 0;  ///< indefinite waits so far: tells the watchdog a block from the next
   std::uint64_t watched_block = ~std::uint64_t{0};  ///< the block the watchdog is timing
   std::chrono::steady_clock::time_point watched_since;
-  std::vector<std::int64_t> coll_seq;   ///< next native collective's number, by group id
-  std::vector<std::uint64_t> call_seq;  ///< next collective call's slot (any algorithm), by group id
+  // The three below hold a few numbers inline (the slot lives in the rank's stack page): as
+  // vectors they cost three 8-byte mallocs per rank of a one-collective run (RESULTS.md §3).
+  /// Next native collective's number, by group id.
+  boost::container::small_vector<std::int64_t, 2> coll_seq;
+  /// Next collective call's slot (any algorithm), by group id.
+  boost::container::small_vector<std::uint64_t, 2> call_seq;
   /// rank_seq of operations posted but not yet waited for or released (when tracing): the
   /// next operation's `in_flight`. Touched only by the owner's fiber.
-  std::vector<std::uint64_t> open;
+  boost::container::small_vector<std::uint64_t, 2> open;
   /// Compute recorded since the rank's last operation (when tracing): the next operation's
   /// `compute`, or at the rank's end its last one's `compute_after`. Owner's fiber only.
   ComputeWork compute;

@@ -368,5 +368,48 @@ TEST(TracePendingTest, DeadlockedOperationsArePending) {
   EXPECT_NE(text.find(R"("status":"pending")"), std::string::npos);
 }
 
+
+//! A rank with more open operations and more groups than its slot keeps inline (two each,
+//! RankSlot's small vectors): every event's `in_flight` lists all its open predecessors, and
+//! each group numbers its own collectives from 0.
+TEST(TraceInFlightTest, ManyOpenOperationsAndGroups) {
+  auto sink = std::make_shared<MemorySink>();
+  ClusterOptions options;
+  options.world_size = 2;
+  options.trace_sink = sink;
+  constexpr int kOpen = 5;
+  const RunReport report = run_ranks(options, [](Communicator& world) {
+    const int other = 1 - world.rank();
+    std::vector<std::int32_t> out(kOpen, world.rank()), in(kOpen, -1);
+    std::vector<Work> sends;
+    for (int i = 0; i < kOpen; ++i) sends.push_back(world.isend(std::span(&out[i], 1), other, i));
+    for (int i = 0; i < kOpen; ++i) world.recv(std::span(&in[i], 1), other, i);
+    for (Work& w : sends) w.wait();
+    const std::vector<int> both = {0, 1};
+    std::vector<Communicator> groups;
+    for (const char* kind : {"a", "b", "c", "d"}) groups.push_back(world.new_group(both, kind));
+    for (int round = 0; round < 2; ++round) {
+      for (Communicator& g : groups) g.barrier();
+    }
+  });
+  ASSERT_TRUE(run_ok(report)) << report.details;
+  const Trace& trace = sink->trace();
+  for (const auto& events : trace.ranks) {
+    ASSERT_EQ(events.size(), 2u * kOpen + 8u);
+    for (std::size_t i = 0; i < 2u * kOpen; ++i) {
+      // Sends 0..k-1 are open at send k and at every receive; receives close at once.
+      std::vector<std::uint64_t> open;
+      for (std::uint64_t k = 0; k < std::min<std::uint64_t>(i, kOpen); ++k) open.push_back(k);
+      EXPECT_EQ(events[i].in_flight, open) << "rank " << events[i].rank << " event " << i;
+    }
+    std::map<std::uint32_t, std::int64_t> next;
+    for (std::size_t i = 2u * kOpen; i < events.size(); ++i) {
+      EXPECT_EQ(events[i].coll_seq, next[events[i].group]++) << "event " << i;
+      EXPECT_TRUE(events[i].in_flight.empty());
+    }
+    EXPECT_EQ(next.size(), 4u);
+  }
+}
+
 }  // namespace
 }  // namespace ranklab::testing
