@@ -17,7 +17,11 @@ std::vector<TraceEvent>& MemorySink::events_of(const TraceEvent& event) {
   }
   const auto rank = static_cast<std::size_t>(event.rank);
   if (trace_.ranks.size() <= rank) trace_.ranks.resize(rank + 1);
-  return trace_.ranks[rank];
+  std::vector<TraceEvent>& events = trace_.ranks[rank];
+  // Room for two from the first: most ranks of a large run post a collective and a barrier,
+  // and growing 1 -> 2 cost a malloc, a move and a free per rank (bench/RESULTS.md §3).
+  if (events.empty()) events.reserve(2);
+  return events;
 }
 
 void MemorySink::record(const TraceEvent& event) {
@@ -27,11 +31,7 @@ void MemorySink::record(const TraceEvent& event) {
 
 void MemorySink::record_moved(TraceEvent&& event) {
   std::lock_guard lock(mutex_);
-  std::vector<TraceEvent>& events = events_of(event);
-  // Room for two from the first: most ranks of a large run post a collective and a barrier,
-  // and growing 1 -> 2 cost a malloc, a move and a free per rank (bench/RESULTS.md §3).
-  if (events.empty()) events.reserve(2);
-  events.push_back(std::move(event));
+  events_of(event).push_back(std::move(event));
 }
 
 std::span<const TraceEvent> MemorySink::recorded(int rank) const {

@@ -55,7 +55,7 @@ class MemorySink : public TraceSink {
   Trace take() { return std::move(trace_); }
 
  private:
-  /// The vector `event` goes to, after checking its rank (under mutex_).
+  /// The vector `event` goes to, after checking its rank, with room for two (under mutex_).
   std::vector<TraceEvent>& events_of(const TraceEvent& event);
 
   std::mutex mutex_;
