@@ -70,20 +70,25 @@ RecvStatus RankContext::recv(const Group& group, MutableBuffer data, int src, in
 }
 
 void RankContext::inject_collective_faults(const Group& group, const CollectiveArgs& args) {
-  if (fabric_.injects_faults()) [[unlikely]] {
-    inject_faults([&] {
-      return fmt::format("{} #{} in {}", to_string(args.op),
-                         fabric_.next_collective_number(rank_, group), group.name());
-    });
-  }
+  inject_faults([&] {
+    return fmt::format("{} #{} in {}", to_string(args.op),
+                       fabric_.next_collective_number(rank_, group), group.name());
+  });
 }
 
+// The fault check in line, the injection out of line: a run with no fault plan pays a test.
 Request RankContext::icollective(const Group& group, const CollectiveArgs& args) {
-  inject_collective_faults(group, args);
+  if (fabric_.injects_faults()) [[unlikely]] inject_collective_faults(group, args);
   return fabric_.icollective(rank_, group, args);
 }
 
+// Both ways end in a tail call: the blocking path needs no frame of its own here.
 void RankContext::collective(const Group& group, const CollectiveArgs& args) {
+  if (fabric_.injects_faults()) [[unlikely]] return collective_with_faults(group, args);
+  fabric_.collective(rank_, group, args);
+}
+
+void RankContext::collective_with_faults(const Group& group, const CollectiveArgs& args) {
   inject_collective_faults(group, args);
   fabric_.collective(rank_, group, args);
 }

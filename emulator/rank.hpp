@@ -86,7 +86,10 @@ class RankContext {
  private:
   /// Applies a kill or delay fault due before the next post (fault injection only).
   void inject_faults(const std::function<std::string()>& describe);
+  /// inject_faults for `group`'s next collective; called only when the run injects faults.
   void inject_collective_faults(const Group& group, const CollectiveArgs& args);
+  /// collective() in a run with a fault plan, out of line.
+  [[gnu::noinline]] void collective_with_faults(const Group& group, const CollectiveArgs& args);
   /// yield(); `polling` false for a delay fault's yields, which a settling failure waits for.
   void yield_turn(bool polling);
 
