@@ -20,9 +20,12 @@
 //  - Asynchronous completion only through Work: a backend returns Work::make<Impl>(...)
 //    with its own detail::WorkImpl (collectives/work.hpp), or an empty Work when the call
 //    has already completed.
-//  - call_site(): where the rank program made the call now being served (the Communicator
-//    sets it before every call it makes on the backend, so every backend has it for free);
-//    a backend records it with the operations it posts.
+//  - The call site: where the rank program made the call now being served. The Communicator
+//    hands it down once per call: to set_call_site before every call it makes on the
+//    backend, or as native_collective_blocking's argument (the blocking native call, the
+//    common one, takes a single virtual call). A backend records it with the operations it
+//    posts.
+//  - rank() and size() never change for a backend (the Communicator reads its rank once).
 //  - Failures are the exceptions of comm/errors.hpp (DeadlockError, PeerAbortedError,
 //    MismatchError, TimeoutError) and UsageError for bad arguments.
 #pragma once
@@ -82,10 +85,10 @@ class Backend {
   /// The backend's own one-step implementation of a collective (the fabric's rendezvous;
   /// MPI's own collective), with signature checks across members.
   virtual Work native_collective(const CollectiveArgs& args) = 0;
-  /// The same, waiting for it (the blocking calls' path: no handle to make).
-  virtual void native_collective_blocking(const CollectiveArgs& args) {
-    native_collective(args).wait();
-  }
+  /// The same, waiting for it, made at `site`: the blocking calls' path, one virtual call
+  /// with no handle to make and the site handed down with it (set_call_site is not called).
+  /// (No default: a body here would have the caller test for it before every call.)
+  virtual void native_collective_blocking(const CollectiveArgs& args, const SourceSite& site) = 0;
 
   /// Posts the caller's fingerprint of its next collective on this group, checked at once
   /// against the members that posted theirs (MismatchError on disagreement, never blocks).
@@ -115,15 +118,14 @@ class Backend {
   /// backend implements.
   ScratchPool& scratch() { return scratch_; }
 
-  /// Where the rank program made the call being served (backend.hpp's contract). Set by the
-  /// Communicator's funnel before every call; a backend reads it as it records operations,
-  /// or overrides set_call_site to hand it on once per call (the emulator's fabric).
-  const SourceSite& call_site() const { return call_site_; }
-  virtual void set_call_site(const SourceSite& site) { call_site_ = site; }
+  /// Where the rank program made the calls that follow (backend.hpp's contract), until set
+  /// again: the Communicator's funnel sets it before every call but the blocking native
+  /// one. A backend keeps it where it records operations (the emulator's fabric has a slot
+  /// per rank; MPI's backend a copy).
+  virtual void set_call_site(const SourceSite& site) = 0;
 
  private:
   ScratchPool scratch_;
-  SourceSite call_site_;
 };
 
 }  // namespace ranklab

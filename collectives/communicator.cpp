@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 
 #include "collectives/algorithms/algorithm.hpp"
 #include "collectives/staging.hpp"
@@ -43,9 +44,19 @@ Communicator::Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm
 
 Communicator::Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm,
                            std::shared_ptr<Labels> labels)
-    : backend_(std::move(backend)), algorithm_(algorithm), labels_(std::move(labels)) {
+    : backend_(std::move(backend)),
+      rank_(backend_->rank()),
+      algorithm_(algorithm),
+      labels_(std::move(labels)) {
   RANKLAB_CHECK(algorithm_ != Algorithm::automatic,
                 "a communicator's default algorithm must be a concrete one");
+  // What run_blocking asks of every call, worked out once: which requests run natively.
+  static_assert(static_cast<unsigned>(Algorithm::pairwise) < 32, "algorithm_bit needs a bit each");
+  if (is_member()) {
+    for (const Algorithm requested : {Algorithm::automatic, Algorithm::direct}) {
+      if (runs_direct(requested)) native_requests_ |= algorithm_bit(requested);
+    }
+  }
 }
 
 void Communicator::check_member(std::string_view call) const {
@@ -124,20 +135,21 @@ RecvStatus Communicator::recv(MutableBuffer data, int src, int tag, Where where)
   return status;
 }
 
-Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested,
-                                  const Where& where, Completion completion,
-                                  const PerPeerCounts* per_peer) {
+Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requested, Where where,
+                                  Completion completion, const PerPeerCounts* per_peer) {
   require_member(args.op);
-  enter(where);  // an algorithm's messages are the call's: they carry its site
+  // An algorithm's messages are the call's: they carry its site.
+  const SourceSite site = site_of(where);
+  backend_->set_call_site(site);
   if (!HostStaging::needed(args.input, args.output)) {
-    return run_host_collective(args, requested, completion, per_peer);
+    return run_host_collective(args, requested, completion, per_peer, site);
   }
   // Device buffers: the whole collective, whatever its algorithm, runs on host copies.
   HostStaging staging(*backend_, args.input, args.output);
   CollectiveArgs host = args;
   host.input = staging.input();
   host.output = staging.output();
-  Work work = run_host_collective(host, requested, completion, per_peer);
+  Work work = run_host_collective(host, requested, completion, per_peer, site);
   if (work.has_handle()) {
     return staged_work(std::move(work), std::move(staging), /*receive=*/false);
   }
@@ -145,22 +157,14 @@ Work Communicator::run_collective(const CollectiveArgs& args, Algorithm requeste
   return Work();
 }
 
-void Communicator::run_blocking(const CollectiveArgs& args, Algorithm requested,
-                                const Where& where) {
-  // The common case straight to the backend, as run_collective would take it: a native call
-  // on host buffers needs no Work (all_to_all's aliasing check is run_host_collective's).
-  if (runs_direct(requested) && args.op != OpKind::all_to_all &&
-      !HostStaging::needed(args.input, args.output)) [[likely]] {
-    require_member(args.op);
-    enter(where);
-    backend_->native_collective_blocking(args);
-    return;
-  }
+void Communicator::run_blocking_otherwise(const CollectiveArgs& args, Algorithm requested,
+                                          Where where) {
   run_collective(args, requested, where, Completion::wait).wait();
 }
 
 Work Communicator::run_host_collective(const CollectiveArgs& args, Algorithm requested,
-                                       Completion completion, const PerPeerCounts* per_peer) {
+                                       Completion completion, const PerPeerCounts* per_peer,
+                                       const SourceSite& site) {
   if (per_peer != nullptr) {
     RANKLAB_CHECK(requested == Algorithm::automatic || requested == Algorithm::direct ||
                       requested == Algorithm::pairwise,
@@ -185,7 +189,7 @@ Work Communicator::run_host_collective(const CollectiveArgs& args, Algorithm req
     // A native call checks its shapes and posts its fingerprint as it joins: one trip
     // into the fabric, not three.
     if (completion == Completion::wait) {
-      backend_->native_collective_blocking(args);
+      backend_->native_collective_blocking(args, site);
       return Work();
     }
     return backend_->native_collective(args);
@@ -198,119 +202,53 @@ Work Communicator::run_host_collective(const CollectiveArgs& args, Algorithm req
   return Work();
 }
 
-// What each collective asks of the funnel; the i-form and the plain form share it.
-namespace {
-
-CollectiveArgs barrier_args() { return {.op = OpKind::barrier}; }
-CollectiveArgs all_reduce_args(MutableBuffer data, const AllReduceOptions& options) {
-  return {.op = OpKind::all_reduce, .reduce_op = options.op, .input = data, .output = data};
-}
-CollectiveArgs broadcast_args(MutableBuffer data, const BroadcastOptions& options) {
-  return {.op = OpKind::broadcast, .root = options.root, .input = data, .output = data};
-}
-CollectiveArgs reduce_args(MutableBuffer data, const ReduceOptions& options) {
-  return {.op = OpKind::reduce,
-          .reduce_op = options.op,
-          .root = options.root,
-          .input = data,
-          .output = data};
-}
-CollectiveArgs all_gather_args(ConstBuffer input, MutableBuffer output) {
-  return {.op = OpKind::all_gather, .input = input, .output = output};
-}
-CollectiveArgs reduce_scatter_args(ConstBuffer input, MutableBuffer output,
-                                   const ReduceScatterOptions& options) {
-  return {.op = OpKind::reduce_scatter, .reduce_op = options.op, .input = input, .output = output};
-}
-CollectiveArgs gather_args(ConstBuffer input, MutableBuffer output, const GatherOptions& options) {
-  return {.op = OpKind::gather, .root = options.root, .input = input, .output = output};
-}
-CollectiveArgs scatter_args(ConstBuffer input, MutableBuffer output,
-                            const ScatterOptions& options) {
-  return {.op = OpKind::scatter, .root = options.root, .input = input, .output = output};
-}
-CollectiveArgs all_to_all_args(ConstBuffer input, MutableBuffer output) {
-  return {.op = OpKind::all_to_all, .input = input, .output = output};
-}
-
-}  // namespace
-
 Work Communicator::ibarrier(const BarrierOptions& options, Where where) {
-  return run_collective(barrier_args(), options.algorithm, where);
-}
-void Communicator::barrier(const BarrierOptions& options, Where where) {
-  run_blocking(barrier_args(), options.algorithm, where);
+  return run_collective(collective_calls::barrier(), options.algorithm, where);
 }
 
 Work Communicator::iall_reduce(MutableBuffer data, const AllReduceOptions& options, Where where) {
-  return run_collective(all_reduce_args(data, options), options.algorithm, where);
-}
-void Communicator::all_reduce(MutableBuffer data, const AllReduceOptions& options, Where where) {
-  run_blocking(all_reduce_args(data, options), options.algorithm, where);
+  return run_collective(collective_calls::all_reduce(data, options), options.algorithm, where);
 }
 
 Work Communicator::ibroadcast(MutableBuffer data, const BroadcastOptions& options, Where where) {
-  return run_collective(broadcast_args(data, options), options.algorithm, where);
-}
-void Communicator::broadcast(MutableBuffer data, const BroadcastOptions& options, Where where) {
-  run_blocking(broadcast_args(data, options), options.algorithm, where);
+  return run_collective(collective_calls::broadcast(data, options), options.algorithm, where);
 }
 
 Work Communicator::ireduce(MutableBuffer data, const ReduceOptions& options, Where where) {
-  return run_collective(reduce_args(data, options), options.algorithm, where);
-}
-void Communicator::reduce(MutableBuffer data, const ReduceOptions& options, Where where) {
-  run_blocking(reduce_args(data, options), options.algorithm, where);
+  return run_collective(collective_calls::reduce(data, options), options.algorithm, where);
 }
 
 Work Communicator::iall_gather(ConstBuffer input, MutableBuffer output,
                                const AllGatherOptions& options, Where where) {
-  return run_collective(all_gather_args(input, output), options.algorithm, where);
-}
-void Communicator::all_gather(ConstBuffer input, MutableBuffer output,
-                              const AllGatherOptions& options, Where where) {
-  run_blocking(all_gather_args(input, output), options.algorithm, where);
+  return run_collective(collective_calls::all_gather(input, output), options.algorithm, where);
 }
 
 Work Communicator::ireduce_scatter(ConstBuffer input, MutableBuffer output,
                                    const ReduceScatterOptions& options, Where where) {
-  return run_collective(reduce_scatter_args(input, output, options), options.algorithm, where);
-}
-void Communicator::reduce_scatter(ConstBuffer input, MutableBuffer output,
-                                  const ReduceScatterOptions& options, Where where) {
-  run_blocking(reduce_scatter_args(input, output, options), options.algorithm, where);
+  return run_collective(collective_calls::reduce_scatter(input, output, options),
+                        options.algorithm, where);
 }
 
 Work Communicator::igather(ConstBuffer input, MutableBuffer output, const GatherOptions& options, Where where) {
-  return run_collective(gather_args(input, output, options), options.algorithm, where);
-}
-void Communicator::gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options, Where where) {
-  run_blocking(gather_args(input, output, options), options.algorithm, where);
+  return run_collective(collective_calls::gather(input, output, options), options.algorithm, where);
 }
 
 Work Communicator::iscatter(ConstBuffer input, MutableBuffer output,
                             const ScatterOptions& options, Where where) {
-  return run_collective(scatter_args(input, output, options), options.algorithm, where);
-}
-void Communicator::scatter(ConstBuffer input, MutableBuffer output,
-                           const ScatterOptions& options, Where where) {
-  run_blocking(scatter_args(input, output, options), options.algorithm, where);
+  return run_collective(collective_calls::scatter(input, output, options), options.algorithm,
+                        where);
 }
 
 Work Communicator::iall_to_all(ConstBuffer input, MutableBuffer output,
                                const AllToAllOptions& options, Where where) {
-  return run_collective(all_to_all_args(input, output), options.algorithm, where);
-}
-void Communicator::all_to_all(ConstBuffer input, MutableBuffer output,
-                              const AllToAllOptions& options, Where where) {
-  run_blocking(all_to_all_args(input, output), options.algorithm, where);
+  return run_collective(collective_calls::all_to_all(input, output), options.algorithm, where);
 }
 
 Work Communicator::iall_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
                                  MutableBuffer output, std::span<const std::size_t> recv_counts,
                                  const AllToAllOptions& options, Where where) {
   const PerPeerCounts counts{send_counts, recv_counts};
-  return run_collective(all_to_all_args(input, output), options.algorithm, where,
+  return run_collective(collective_calls::all_to_all(input, output), options.algorithm, where,
                         Completion::handle, &counts);
 }
 

@@ -7,6 +7,7 @@
 // backend.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <source_location>
 #include <span>
@@ -17,7 +18,9 @@
 
 #include "collectives/backend.hpp"
 #include "collectives/buffer_range.hpp"
+#include "collectives/collective_calls.hpp"
 #include "collectives/options.hpp"
+#include "collectives/staging.hpp"
 #include "collectives/work.hpp"
 #include "comm/buffer.hpp"
 
@@ -40,7 +43,7 @@ class Communicator {
   /// one: Cluster::run (or another backend's runner) hands each rank its world.
   Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm);
 
-  int rank() const { return backend_->rank(); }  ///< -1 if the caller is not a member
+  int rank() const { return rank_; }  ///< -1 if the caller is not a member
   int size() const { return backend_->size(); }
   bool is_member() const { return rank() >= 0; }
   const std::string& name() const { return backend_->name(); }
@@ -110,16 +113,44 @@ class Communicator {
                      MutableBuffer output, std::span<const std::size_t> recv_counts,
                      const AllToAllOptions& options = {}, Where where = Where::current());
 
-  void barrier(const BarrierOptions& options = {}, Where where = Where::current());
-  void all_reduce(MutableBuffer data, const AllReduceOptions& options = {}, Where where = Where::current());
-  void broadcast(MutableBuffer data, const BroadcastOptions& options = {}, Where where = Where::current());
-  void reduce(MutableBuffer data, const ReduceOptions& options = {}, Where where = Where::current());
-  void all_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {}, Where where = Where::current());
+  // The plain forms, inline: the call's arguments are built in the caller's frame and go
+  // down by reference to run_blocking, whose common case is one virtual call.
+  void barrier(const BarrierOptions& options = {}, Where where = Where::current()) {
+    run_blocking(collective_calls::barrier(), options.algorithm, where);
+  }
+  void all_reduce(MutableBuffer data, const AllReduceOptions& options = {},
+                  Where where = Where::current()) {
+    run_blocking(collective_calls::all_reduce(data, options), options.algorithm, where);
+  }
+  void broadcast(MutableBuffer data, const BroadcastOptions& options = {},
+                 Where where = Where::current()) {
+    run_blocking(collective_calls::broadcast(data, options), options.algorithm, where);
+  }
+  void reduce(MutableBuffer data, const ReduceOptions& options = {},
+              Where where = Where::current()) {
+    run_blocking(collective_calls::reduce(data, options), options.algorithm, where);
+  }
+  void all_gather(ConstBuffer input, MutableBuffer output, const AllGatherOptions& options = {},
+                  Where where = Where::current()) {
+    run_blocking(collective_calls::all_gather(input, output), options.algorithm, where);
+  }
   void reduce_scatter(ConstBuffer input, MutableBuffer output,
-                      const ReduceScatterOptions& options = {}, Where where = Where::current());
-  void gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {}, Where where = Where::current());
-  void scatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {}, Where where = Where::current());
-  void all_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {}, Where where = Where::current());
+                      const ReduceScatterOptions& options = {}, Where where = Where::current()) {
+    run_blocking(collective_calls::reduce_scatter(input, output, options), options.algorithm,
+                 where);
+  }
+  void gather(ConstBuffer input, MutableBuffer output, const GatherOptions& options = {},
+              Where where = Where::current()) {
+    run_blocking(collective_calls::gather(input, output, options), options.algorithm, where);
+  }
+  void scatter(ConstBuffer input, MutableBuffer output, const ScatterOptions& options = {},
+               Where where = Where::current()) {
+    run_blocking(collective_calls::scatter(input, output, options), options.algorithm, where);
+  }
+  void all_to_all(ConstBuffer input, MutableBuffer output, const AllToAllOptions& options = {},
+                  Where where = Where::current()) {
+    run_blocking(collective_calls::all_to_all(input, output), options.algorithm, where);
+  }
   void all_to_all_v(ConstBuffer input, std::span<const std::size_t> send_counts,
                     MutableBuffer output, std::span<const std::size_t> recv_counts,
                     const AllToAllOptions& options = {}, Where where = Where::current()) {
@@ -267,22 +298,43 @@ class Communicator {
   };
   Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm,
                std::shared_ptr<Labels> labels);
+  /// Where the call was made, as the backend records it: the site and the current label.
+  SourceSite site_of(Where where) const { return SourceSite::from(where, labels_->current); }
   /// Tells the backend where the call it is about to serve was made.
-  void enter(const Where& where) {
-    backend_->set_call_site(SourceSite::from(where, labels_->current));
-  }
+  void enter(Where where) { backend_->set_call_site(site_of(where)); }
 
   /// The funnel: every collective comes through here. It checks the arguments, posts the
   /// call's fingerprint (checked at once against the other members'), then runs the native
   /// collective or the algorithm's messages. `per_peer` carries all_to_all_v's counts.
   /// `wait`: the plain (blocking) forms, which a native call serves without a handle.
   enum class Completion { handle, wait };
-  Work run_collective(const CollectiveArgs& args, Algorithm requested,
-                      const Where& where, Completion completion = Completion::handle,
+  Work run_collective(const CollectiveArgs& args, Algorithm requested, Where where,
+                      Completion completion = Completion::handle,
                       const PerPeerCounts* per_peer = nullptr);
   /// The plain (blocking) forms: run_collective(..., Completion::wait).wait(), with its
-  /// common case (a native call on host buffers) taken without a Work.
-  void run_blocking(const CollectiveArgs& args, Algorithm requested, const Where& where);
+  /// common case (a member's native call on host buffers) one virtual call on the backend,
+  /// with no Work and the site handed down with it. Inline, the rest out of line: in the
+  /// caller the tests fold to one (an all_reduce of a host range tests one bit) and the
+  /// call goes straight to the backend (issue 19 §2). All_to_all's aliasing check is
+  /// run_host_collective's, a non-member's error run_collective's.
+  void run_blocking(const CollectiveArgs& args, Algorithm requested, Where where) {
+    if (blocks_natively(requested) && args.op != OpKind::all_to_all &&
+        !HostStaging::needed(args.input, args.output)) [[likely]] {
+      backend_->native_collective_blocking(args, site_of(where));
+      return;
+    }
+    run_blocking_otherwise(args, requested, where);
+  }
+  /// run_blocking's other cases.
+  void run_blocking_otherwise(const CollectiveArgs& args, Algorithm requested, Where where);
+  static constexpr std::uint32_t algorithm_bit(Algorithm algorithm) {
+    return std::uint32_t{1} << static_cast<unsigned>(algorithm);
+  }
+  /// Whether a blocking call asking for `requested` is a member's native call: one test of
+  /// what the constructor worked out, the same for every call.
+  bool blocks_natively(Algorithm requested) const {
+    return (native_requests_ & algorithm_bit(requested)) != 0;
+  }
   /// `requested` is `direct`, or `automatic` with `direct` the default. (Every collective
   /// has `direct`, so asking for it, or for the default when that is `direct`, needs no
   /// look-up: resolve_algorithm gives the same answer.) Inline: every call asks.
@@ -291,8 +343,9 @@ class Communicator {
            (requested == Algorithm::automatic && algorithm_ == Algorithm::direct);
   }
   /// The funnel's part on host buffers; run_collective stages device buffers around it.
+  /// `site` is the call's, already set on the backend (a blocking native call hands it on).
   Work run_host_collective(const CollectiveArgs& args, Algorithm requested, Completion completion,
-                           const PerPeerCounts* per_peer);
+                           const PerPeerCounts* per_peer, const SourceSite& site);
   /// Throws UsageError naming `call` unless the caller is a member of the group.
   void require_member(std::string_view call) const {
     if (!is_member()) [[unlikely]] check_member(call);
@@ -304,8 +357,12 @@ class Communicator {
   void check_member(std::string_view call) const;
 
   std::shared_ptr<Backend> backend_;
+  int rank_;  ///< the backend's, which never changes: every call asks whether it is a member
   Algorithm algorithm_;
   std::shared_ptr<Labels> labels_;
+  /// The requested algorithms (algorithm_bit) a blocking call serves natively: `direct`,
+  /// and `automatic` where the default is `direct`; none for a non-member.
+  std::uint32_t native_requests_ = 0;
 };
 
 /// The scope of Communicator::annotate: restores the enclosing label when it ends.

@@ -65,7 +65,8 @@ class EmulatorBackend final : public Backend {
   Work native_collective(const CollectiveArgs& args) override {
     return to_work(context_.icollective(group_, args));
   }
-  void native_collective_blocking(const CollectiveArgs& args) override {
+  void native_collective_blocking(const CollectiveArgs& args, const SourceSite& site) override {
+    context_.set_call_site(site);
     context_.collective(group_, args);
   }
   std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) override {
@@ -73,11 +74,8 @@ class EmulatorBackend final : public Backend {
   }
   void end_collective() noexcept override { context_.end_collective(); }
   // The fabric keeps the rank's current site and stamps every operation it posts with it,
-  // the algorithms' messages included.
-  void set_call_site(const SourceSite& site) override {
-    Backend::set_call_site(site);
-    context_.set_call_site(site);
-  }
+  // the algorithms' messages included: the one copy of it.
+  void set_call_site(const SourceSite& site) override { context_.set_call_site(site); }
   std::shared_ptr<Backend> new_group(std::string_view kind,
                                      std::span<const int> global_ranks) override {
     return std::make_shared<EmulatorBackend>(context_, context_.new_group(kind, global_ranks));

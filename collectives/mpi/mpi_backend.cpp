@@ -94,7 +94,8 @@ class MpiBackend final : public Backend {
         runtime_, runtime_.start(group_, std::move(plan)), options_.timeout, rank_seq));
   }
 
-  void native_collective_blocking(const CollectiveArgs& args) override {
+  void native_collective_blocking(const CollectiveArgs& args, const SourceSite& site) override {
+    call_site_ = site;
     std::int64_t rank_seq = -1;
     auto plan = prepare(args, rank_seq);
     // MPI's own collective, called as a program calls it when nothing else is in flight and
@@ -117,11 +118,12 @@ class MpiBackend final : public Backend {
     const std::uint64_t sequence = group_->next_sequence++;
     if (options_.check_collectives) {
       mpi_detail::exchange_fingerprints(runtime_, *group_, fingerprint, sequence,
-                                        runtime_.next_operation(), call_site(), options_.timeout);
+                                        runtime_.next_operation(), call_site_, options_.timeout);
     }
     return sequence;
   }
   void end_collective() noexcept override {}
+  void set_call_site(const SourceSite& site) override { call_site_ = site; }
 
   std::shared_ptr<Backend> new_group(std::string_view kind,
                                      std::span<const int> global_ranks) override {
@@ -151,7 +153,7 @@ class MpiBackend final : public Backend {
       event.has_reduce_op = signature.has_reduce_op;
       event.reduce_op = signature.reduce_op;
       event.coll_seq = recorder->next_coll_seq(event.group);
-      event.site = to_call_site(call_site());
+      event.site = to_call_site(call_site_);
       event.has_hash = args.op != OpKind::barrier;
       event.hash = event.has_hash ? payload_hash(args.input.as_bytes()) : 0;
       rank_seq = static_cast<std::int64_t>(recorder->post(std::move(event)));
@@ -171,7 +173,7 @@ class MpiBackend final : public Backend {
     event.tag = tag;
     event.dtype = dtype;
     event.count = count;
-    event.site = to_call_site(call_site());  // as the fabric records it
+    event.site = to_call_site(call_site_);  // as the fabric records it
     return event;
   }
 
@@ -192,6 +194,7 @@ class MpiBackend final : public Backend {
   Runtime& runtime_;
   std::shared_ptr<GroupState> group_;
   MpiOptions options_;  ///< groups made from this one inherit them
+  SourceSite call_site_;  ///< where the program made the call being served (set_call_site)
 };
 
 }  // namespace

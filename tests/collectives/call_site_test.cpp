@@ -10,6 +10,7 @@
 
 #include "collectives/cluster.hpp"
 #include "comm/call_site.hpp"
+#include "comm/device.hpp"
 #include "tests/support/cluster_fixture.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/sink.hpp"
@@ -106,6 +107,51 @@ TEST(CallSite, AnAlgorithmsMessagesCarryTheCollectivesSite) {
   for (const TraceEvent& e : sink->trace().ranks[2]) {
     EXPECT_EQ(e.site->file, kThisFile);
     EXPECT_EQ(e.site->line, static_cast<std::uint32_t>(line)) << to_string(e.op);
+  }
+}
+
+// The plain (blocking) forms take three ways down to the backend: a member's native call on
+// host buffers hands its site down with the call (Backend::native_collective_blocking);
+// a device buffer's native call is staged and an all_to_all checked for aliasing first
+// (the site set, then handed on); another algorithm sends messages. Each records the
+// caller's line.
+TEST(CallSite, EveryWayOfABlockingCallRecordsTheCallersLine) {
+  ClusterOptions options;
+  options.world_size = 2;
+  auto sink = std::make_shared<MemorySink>();
+  options.trace_sink = sink;
+  std::vector<int> lines;
+  const RunReport report = run_ranks(
+      options,
+      [&](Communicator& world) {
+        std::vector<float> data(2, 1.0f);
+        std::vector<float> out(2);
+        const CpuStagedMemory memory(world.rank());
+        const auto line = [&](int at) {
+          if (world.rank() == 0) lines.push_back(at);
+        };
+        line(__LINE__ + 1);
+        world.all_reduce(std::span<float>(data));
+        line(__LINE__ + 1);
+        world.all_reduce(MutableBuffer{data.data(), data.size(), DataType::f32, &memory});
+        line(__LINE__ + 1);
+        world.all_to_all(std::span<const float>(data), std::span<float>(out));
+        line(__LINE__ + 1);
+        world.broadcast(std::span<float>(data), {.algorithm = Algorithm::tree});
+        line(__LINE__ + 1);
+        world.barrier();
+      },
+      Algorithm::direct);
+  ASSERT_TRUE(report.ok()) << report.summary;
+  for (const std::vector<TraceEvent>& events : sink->trace().ranks) {
+    std::vector<int> seen;  // the line of each call, once however many events it made
+    for (const TraceEvent& e : events) {
+      ASSERT_FALSE(e.site.empty()) << to_string(e.op);
+      EXPECT_EQ(e.site->file, kThisFile);
+      const int at = static_cast<int>(e.site->line);
+      if (seen.empty() || seen.back() != at) seen.push_back(at);
+    }
+    EXPECT_EQ(seen, lines);
   }
 }
 
