@@ -505,25 +505,33 @@ void Fabric::declare_watchdog(int rank) {
 namespace ranklab {
 
 void Fabric::record_traced(const Operation& op, OpStatus status, ComputeWork&& compute) {
-  detail::RecentEvent scratch;  // the sink keeps every event, and the reports read it
-  detail::RecentEvent& r =
-      own_recent_ ? ranks_[static_cast<std::size_t>(op.rank)]->recent.next() : scratch;
-  r.assign(op, status);
-  // recorded_ is a scratch slot, filled in place: every field the fabric sets is assigned
-  // on every call (expand(), then what only tracing fills); the others (time) it never sets.
-  TraceEvent& e = recorded_;
-  r.expand(e, op.rank, recorded_sites_.get(op.site));
-  e.has_hash =
-      op.kind != OpKind::barrier && (status == OpStatus::completed || op.kind != OpKind::recv);
-  e.hash = e.has_hash ? op.hash : 0;
-  e.in_flight = op.in_flight;
-  e.compute = std::move(compute);
+  // The event is built from the entry (expand), the one way there is from an operation to
+  // its event. For a sink that keeps every event (the reports read it) the entry is a local
+  // one, which the compiler keeps in registers.
+  const auto to_sink = [&](const detail::RecentEvent& r) __attribute__((always_inline)) {
+    // recorded_ is a scratch slot, filled in place: every field the fabric sets is assigned
+    // on every call (expand(), then what only tracing fills); the others (time) it never
+    // sets.
+    TraceEvent& e = recorded_;
+    r.expand(e, op.rank, recorded_sites_.get(op.site));
+    e.has_hash =
+        op.kind != OpKind::barrier && (status == OpStatus::completed || op.kind != OpKind::recv);
+    e.hash = e.has_hash ? op.hash : 0;
+    e.in_flight = op.in_flight;
+    e.compute = std::move(compute);
+  };
   if (own_recent_) {
-    options_.trace_sink->record(e);  // recorded_ keeps its vectors' capacity for the next
+    detail::RecentEvent& r = ranks_[static_cast<std::size_t>(op.rank)]->recent.next();
+    r.assign(op, status);
+    to_sink(r);
+    options_.trace_sink->record(recorded_);  // recorded_ keeps its vectors' capacity
   } else {
+    detail::RecentEvent r;
+    r.assign(op, status);
+    to_sink(r);
     // A sink that keeps every event takes recorded_'s vectors and site instead of copying
     // them.
-    options_.trace_sink->record_moved(std::move(e));
+    options_.trace_sink->record_moved(std::move(recorded_));
   }
 }
 

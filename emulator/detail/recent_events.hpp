@@ -107,8 +107,46 @@ struct RecentEvent {
   /// The event as the trace records it, for `rank` (the entry's owner), with
   /// `recorded_site` (`site` as the trace records it, comm/call_site.hpp): every field the
   /// fabric sets, the payload hash as absent. Tracing-only fields (hash, in_flight, compute)
-  /// and those the fabric never sets (times) are left as they are.
-  void expand(TraceEvent& e, int rank, const SiteRef& recorded_site) const;
+  /// and those the fabric never sets (times) are left as they are. Inline: with a sink
+  /// that keeps every event, an entry on the stack goes straight into the event.
+  void expand(TraceEvent& e, int rank, const SiteRef& recorded_site) const {
+    const Group& g = *group;
+    const auto global = [&g](int group_rank) {
+      return group_rank == kNoRank ? kNoRank : g.global_rank(group_rank);
+    };
+    e.rank = rank;
+    e.rank_seq = rank_seq;
+    e.op = op;
+    e.status = status;
+    e.group = g.id();
+    e.lamport = lamport;
+    e.dtype = dtype;
+    e.count = count;
+    e.bytes = count * size_of(dtype);
+    e.blocked = blocked;
+    e.has_hash = false;
+    e.hash = 0;
+    e.site = recorded_site;
+    if (is_point_to_point(op)) {
+      e.peer = global(peer);
+      e.tag = tag;
+      e.any_source = any_source;
+      e.msg = MessageId{msg_sender, seq};
+      e.coll_seq = kNoCollective;
+      e.root = kNoRank;
+      e.has_reduce_op = false;
+      e.reduce_op = ReduceOp::sum;
+    } else {
+      e.peer = kNoRank;
+      e.tag = 0;
+      e.any_source = false;
+      e.msg = MessageId{};
+      e.coll_seq = static_cast<std::int64_t>(seq);
+      e.root = global(peer);
+      e.has_reduce_op = has_reduce_op;
+      e.reduce_op = reduce_op;
+    }
+  }
 };
 
 /// A rank's last kCapacity events, oldest first once asked (snapshot). Lives in place in
