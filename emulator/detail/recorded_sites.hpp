@@ -15,8 +15,7 @@ namespace ranklab::detail {
 class RecordedSites {
  public:
   /// `site` as a trace records it (source root stripped, short function name). The
-  /// reference stays valid, and the same for the same site, as long as this table: the
-  /// recent-events ring keeps it (detail/recent_events.hpp).
+  /// reference stays valid, and the same for the same site, as long as this table.
   const SiteRef& get(const SourceSite& site) {
     // Consecutive events mostly share a site (an algorithm's messages, one collective
     // completing on every rank): the last one answers without a lookup.
