@@ -504,70 +504,45 @@ void Fabric::declare_watchdog(int rank) {
 
 namespace ranklab {
 
-void Fabric::record(const Operation& op, OpStatus status, ComputeWork&& compute) {
-  // Filled in place, in the rank's ring of recent events or in recorded_: every field the
-  // fabric sets is assigned on every call (the slot holds an older event); the others
-  // (time, and compute unless tracing, when op.compute is always empty) it never sets.
-  TraceEvent& e = own_recent_ ? ranks_[static_cast<std::size_t>(op.rank)]->recent.next() : recorded_;
-  const Group& g = *op.group;
-  const bool completed = status == OpStatus::completed;
-  const bool send = op.kind == OpKind::send;
-  const bool recv = op.kind == OpKind::recv;
-  e.rank = op.rank;
-  e.rank_seq = op.rank_seq;
-  e.op = op.kind;
-  e.status = status;
-  e.group = g.id();
-  // A pending operation learned no other clock (FORMAT.md): its owner's clock + 1.
-  e.lamport = completed ? op.lamport : op.clock_at_post + 1;
-  e.any_source = false;  // a receive's own, below
-  if (send) {
-    e.peer = g.global_rank(op.peer);
-    e.tag = op.tag;
-    e.dtype = op.send_data.dtype;
-    e.count = op.send_data.count;
-    e.msg = op.msg;
-  } else if (recv) {
-    // A completed receive shows what it matched; a pending one what it asked for.
-    const bool any = !completed && op.peer == kAnySource;
-    e.peer = completed ? g.global_rank(op.status.source) : any ? kNoRank : g.global_rank(op.peer);
-    e.tag = completed ? op.status.tag : op.tag;
-    e.any_source = op.peer == kAnySource;
-    e.dtype = op.recv_data.dtype;
-    e.count = completed ? op.status.count : op.recv_data.count;
-    e.msg = completed ? op.msg : MessageId{};
-  } else {
-    e.peer = kNoRank;
-    e.tag = 0;
-    e.dtype = op.signature.dtype;
-    e.count = op.signature.count;
-    e.msg = MessageId{};
-  }
-  const bool collective = !send && !recv;
-  e.coll_seq = collective ? op.coll_seq : kNoCollective;
-  e.root = !collective || op.signature.root == kNoRank ? kNoRank : g.global_rank(op.signature.root);
-  e.has_reduce_op = collective && op.signature.has_reduce_op;
-  e.reduce_op = collective ? op.signature.reduce_op : ReduceOp::sum;
-  e.bytes = e.count * size_of(e.dtype);
-  e.has_hash = tracing_ && op.kind != OpKind::barrier && (completed || !recv);
-  e.hash = e.has_hash ? op.hash : 0;
-  e.blocked = !completed && op.blocked_at_end;
-  e.site = recorded_sites_.get(op.site);
-  if (options_.trace_sink) {
-    e.in_flight = op.in_flight;  // only tracing fills it
+void Fabric::record_traced(const Operation& op, OpStatus status, ComputeWork&& compute) {
+  // The event is built from the entry (expand), the one way there is from an operation to
+  // its event. For a sink that keeps every event (the reports read it) the entry is a local
+  // one, which the compiler keeps in registers.
+  const auto to_sink = [&](const detail::RecentEvent& r) __attribute__((always_inline)) {
+    // recorded_ is a scratch slot, filled in place: every field the fabric sets is assigned
+    // on every call (expand(), then what only tracing fills); the others (time) it never
+    // sets.
+    TraceEvent& e = recorded_;
+    r.expand(e, op.rank, recorded_sites_.get(op.site));
+    e.has_hash =
+        op.kind != OpKind::barrier && (status == OpStatus::completed || op.kind != OpKind::recv);
+    e.hash = e.has_hash ? op.hash : 0;
+    e.in_flight = op.in_flight;
     e.compute = std::move(compute);
+  };
+  if (own_recent_) {
+    detail::RecentEvent& r = ranks_[static_cast<std::size_t>(op.rank)]->recent.next();
+    r.assign(op, status);
+    to_sink(r);
+    options_.trace_sink->record(recorded_);  // recorded_ keeps its vectors' capacity
+  } else {
+    detail::RecentEvent r;
+    r.assign(op, status);
+    to_sink(r);
     // A sink that keeps every event takes recorded_'s vectors and site instead of copying
-    // them; recorded_ is only ever a scratch slot.
-    if (own_recent_) {
-      options_.trace_sink->record(e);
-    } else {
-      options_.trace_sink->record_moved(std::move(e));
-    }
+    // them.
+    options_.trace_sink->record_moved(std::move(recorded_));
   }
 }
 
 std::vector<TraceEvent> Fabric::recent_of(int rank) const {
-  if (own_recent_) return ranks_[static_cast<std::size_t>(rank)]->recent.snapshot();
+  if (own_recent_) {
+    std::vector<TraceEvent> out;
+    for (const detail::RecentEvent& r : ranks_[static_cast<std::size_t>(rank)]->recent.snapshot()) {
+      r.expand(out.emplace_back(), rank, to_call_site(r.site));
+    }
+    return out;
+  }
   const std::span<const TraceEvent> all = options_.trace_sink->recorded(rank);
   const std::size_t n = std::min(all.size(), detail::RecentEvents::kCapacity);
   return {all.end() - static_cast<std::ptrdiff_t>(n), all.end()};

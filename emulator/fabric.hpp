@@ -166,8 +166,11 @@ class Fabric {
 
   void complete(detail::Operation& op);
   /// Records `op` as it ends (completed, or pending at the run's end); `compute` is its
-  /// compute, moved out of an op that is done with it, or a copy.
+  /// compute, moved out of an op that is done with it, or a copy. Inline, below.
   void record(const detail::Operation& op, OpStatus status, ComputeWork&& compute);
+  /// record() with a trace sink: the TraceEvent too, and the ring's entry unless the sink
+  /// keeps every event (own_recent_).
+  void record_traced(const detail::Operation& op, OpStatus status, ComputeWork&& compute);
   /// Inline: every post and wait asks; only an aborted run goes on to throw_aborted.
   void throw_if_aborted(int rank) const {
     if (verdict_ != RunStatus::ok) [[unlikely]] throw_aborted(rank);
@@ -224,10 +227,10 @@ class Fabric {
   ClusterOptions options_;
   bool tracing_;
   /// Each rank keeps a ring of its recent events for reports (RankSlot::recent), unless the
-  /// trace sink keeps every event anyway (TraceSink::keeps_events): then record() fills
-  /// recorded_ and the reports read the sink.
+  /// trace sink keeps every event anyway (TraceSink::keeps_events): then the reports read
+  /// the sink.
   bool own_recent_;
-  TraceEvent recorded_;  ///< record()'s event when own_recent_ is false (under the lock)
+  TraceEvent recorded_;  ///< the event record_traced() hands the sink (under the lock)
   detail::RecordedSites recorded_sites_;  ///< one CallSite per distinct site (under the lock)
   mutable detail::FabricMutex mutex_;
 
@@ -275,5 +278,13 @@ class Fabric {
   /// Unfinished collective operations whose owners let go (abandon()).
   std::vector<std::shared_ptr<detail::Operation>> abandoned_;
 };
+
+// Inline: every completed operation is recorded (complete()); untraced, that is one compact
+// entry in its rank's ring (detail/recent_events.hpp), its TraceEvent built only for a
+// trace sink or when a report asks (recent_of).
+inline void Fabric::record(const detail::Operation& op, OpStatus status, ComputeWork&& compute) {
+  if (tracing_) [[unlikely]] return record_traced(op, status, std::move(compute));
+  ranks_[static_cast<std::size_t>(op.rank)]->recent.next().assign(op, status);
+}
 
 }  // namespace ranklab

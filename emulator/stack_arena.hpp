@@ -24,7 +24,7 @@ namespace ranklab {
 class StackArena {
  public:
   /// The bytes at the top of each stack that hold its rank's home, not the fiber's frames.
-  static constexpr std::size_t kHomeBytes = 1024;
+  static constexpr std::size_t kHomeBytes = 1280;
 
   /// Reserves `count` stacks of `stack_size` bytes (rounded up to pages), for ranks spread
   /// over `workers` threads round-robin. Below a few thousand stacks each gets a guard page,
