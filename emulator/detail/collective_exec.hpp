@@ -11,7 +11,9 @@ namespace ranklab::detail {
 
 /// Reductions of at most this many elements per member (a loss, a flag) skip the block
 /// buffer and its set-up: the members' elements are combined directly, in the same order.
-inline constexpr std::size_t kFewElements = 8;
+/// At 8 members that costs ~100 instructions an element, the block path ~500 and ~30 an
+/// element: the two meet at ~5 elements (bench/RESULTS.md).
+inline constexpr std::size_t kFewElements = 4;
 
 /// Moves and reduces data between the members' buffers (`members[i]` is group rank i).
 /// Reductions combine operands in ascending group rank, whatever the arrival order, so the
