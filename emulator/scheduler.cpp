@@ -1,6 +1,7 @@
 #include "emulator/scheduler.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include <boost/fiber/context.hpp>
 
@@ -44,11 +45,13 @@ RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int t
       random_(policy.seed * 0x100000001b3ULL + static_cast<std::uint64_t>(thread_index)),
       // One worker runs the whole world (threads = min(threads, world)).
       round_(std::max(ranks_on_thread, ranks_on_thread == world_size ? kMinRound : 1)),
+      round_left_(round_),
       log_(log),
       poll_when_idle_(poll_when_idle),
       plain_fifo_(policy.kind == SchedulePolicy::Kind::rank_order && policy.preemptions.empty() &&
                   log == nullptr),
-      prefetch_(ranks_on_thread >= kPrefetchMinRanks) {
+      prefetch_(ranks_on_thread >= kPrefetchMinRanks),
+      quick_picks_(plain_fifo_ && !prefetch_) {
   on_cluster_worker = true;
   // Everything awakened() and new_properties() will need, allocated here, where running
   // out of memory is an exception the worker can report: a rank is in a ready queue at
@@ -61,7 +64,10 @@ RankScheduler::RankScheduler(const SchedulePolicy& policy, int world_size, int t
   switch (policy_.kind) {
     case SchedulePolicy::Kind::rank_order:
     case SchedulePolicy::Kind::preempt:
-      fifo_.assign(ranks, nullptr);
+      // A rank is ready at most once: the ring never needs to grow for the ranks.
+      fifo_mask_ = std::bit_ceil(std::max<std::size_t>(ranks - 1, 1)) - 1;
+      fifo_ = std::make_unique<boost::fibers::context*[]>(fifo_mask_ + 1);
+      if (plain_fifo_) quick_capacity_ = fifo_mask_ + 1;
       break;
     case SchedulePolicy::Kind::random:
       pool_.reserve(ranks);
@@ -106,11 +112,7 @@ boost::fibers::fiber_properties* RankScheduler::new_properties(boost::fibers::co
 }
 
 void RankScheduler::awakened(boost::fibers::context* ctx, RankProperties& props) noexcept {
-  if (plain_fifo_ && props.rank >= 0 && fifo_size_ != fifo_.size()) [[likely]] {
-    fifo_at(fifo_size_++) = ctx;
-    props.yielding = false;
-    return;
-  }
+  if (props.rank >= 0) [[likely]] return enqueue_rank(ctx, props);
   awakened_slow(ctx, props);
 }
 
@@ -123,11 +125,14 @@ void RankScheduler::awakened(boost::fibers::context* ctx, RankProperties& props)
   switch (policy_.kind) {
     case SchedulePolicy::Kind::rank_order:
     case SchedulePolicy::Kind::preempt:
-      if (fifo_size_ == fifo_.size()) [[unlikely]] {  // more ready fibers than ranks: grow
-        std::vector<boost::fibers::context*> grown(2 * fifo_.size() + 1, nullptr);
+      if (fifo_size_ > fifo_mask_) [[unlikely]] {  // more ready fibers than ranks: grow
+        const std::size_t capacity = 2 * (fifo_mask_ + 1);
+        auto grown = std::make_unique<boost::fibers::context*[]>(capacity);
         for (std::size_t i = 0; i < fifo_size_; ++i) grown[i] = fifo_at(i);
         fifo_ = std::move(grown);
+        fifo_mask_ = capacity - 1;
         fifo_head_ = 0;
+        if (plain_fifo_) quick_capacity_ = capacity;
       }
       fifo_at(fifo_size_++) = ctx;
       break;
@@ -154,22 +159,16 @@ void RankScheduler::lower_priority(int rank) noexcept {
   priority_[static_cast<std::size_t>(rank)] = lowest_--;
 }
 
-boost::fibers::context* RankScheduler::pick_next() noexcept {
-  if (plain_fifo_ && fifo_size_ != 0 && (picks_since_system_ < round_ || system_.empty()))
-      [[likely]] {
-    // pick_fifo's common case, without its preemptions and log.
-    ++picks_since_system_;
-    auto* ctx = fifo_at(0);
-    fifo_head_ = fifo_head_ + 1 == fifo_.size() ? 0 : fifo_head_ + 1;
-    --fifo_size_;
-    ++picks_;
-    if (prefetch_) prefetch_ahead();
+boost::fibers::context* RankScheduler::pick_next() noexcept { return pick(); }
+
+[[gnu::noinline]] boost::fibers::context* RankScheduler::pick_next_slow() noexcept {
+  if (plain_fifo_ && fifo_turn()) {  // with many ranks, which the caches no longer hold
+    auto* ctx = pop_fifo_head();
+    prefetch_ahead();
     return ctx;
   }
-  if (!system_.empty() && (picks_since_system_ >= round_ || !has_ready_rank())) {
-    return pick_system();
-  }
-  ++picks_since_system_;
+  if (!system_.empty() && (round_left_ <= 0 || !has_ready_rank())) return pick_system();
+  --round_left_;
   return pick_rank();
 }
 
@@ -190,7 +189,7 @@ void RankScheduler::prefetch_ahead() noexcept {
 }
 
 boost::fibers::context* RankScheduler::pick_system() noexcept {
-  picks_since_system_ = 0;
+  round_left_ = round_;
   auto* ctx = system_.front();
   system_.pop_front();
   return ctx;
@@ -228,7 +227,7 @@ boost::fibers::context* RankScheduler::pick_fifo() noexcept {
   auto* ctx = fifo_at(chosen);
   if (log_) log_pick(ctx, chosen != 0);
   if (chosen == 0) {
-    fifo_head_ = fifo_head_ + 1 == fifo_.size() ? 0 : fifo_head_ + 1;  // the common case
+    fifo_head_ = (fifo_head_ + 1) & fifo_mask_;  // the common case
   } else {
     for (std::size_t i = chosen; i + 1 < fifo_size_; ++i) fifo_at(i) = fifo_at(i + 1);
   }

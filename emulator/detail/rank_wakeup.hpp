@@ -36,7 +36,7 @@ class RankWakeup {
     // thread-local) once per rank, not once per wait.
     if (fiber_ == 0) fiber_ = reinterpret_cast<std::uintptr_t>(boost::fibers::context::active());
     fiber_ |= kParked;
-    fiber()->suspend();
+    RankScheduler::suspend(fiber());
   }
 
   /// Sleeps until notify() or `deadline`; false on timeout.

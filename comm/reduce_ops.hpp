@@ -1,0 +1,64 @@
+// The element-wise operators of the reductions, defined once for every kernel that applies
+// them: the block kernels (reduce_kernel.cpp) and the emulator's path for a few elements
+// (emulator/collective_exec.cpp) must combine the same operands into the same bits.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "traces/types.hpp"
+
+namespace ranklab::reduce_ops {
+
+template <typename T>
+struct Sum {
+  static T apply(T a, T b) { return static_cast<T>(a + b); }
+};
+template <typename T>
+struct Prod {
+  static T apply(T a, T b) { return static_cast<T>(a * b); }
+};
+template <typename T>
+struct Min {
+  static T apply(T a, T b) { return std::min(a, b); }
+};
+template <typename T>
+struct Max {
+  static T apply(T a, T b) { return std::max(a, b); }
+};
+
+/// avg's last step: a sum over `contributors` operands divided by their number (integer
+/// division for integer types).
+template <typename T>
+T average(T sum, int contributors) {
+  return static_cast<T>(sum / static_cast<T>(contributors));
+}
+
+/// Calls visit.template operator()<T>() with the element type of `dtype`.
+template <typename Visit>
+void with_type(DataType dtype, Visit&& visit) {
+  switch (dtype) {
+    case DataType::u8: return visit.template operator()<std::uint8_t>();
+    case DataType::i32: return visit.template operator()<std::int32_t>();
+    case DataType::i64: return visit.template operator()<std::int64_t>();
+    case DataType::f32: return visit.template operator()<float>();
+    case DataType::f64: return visit.template operator()<double>();
+  }
+}
+
+/// Calls visit.template operator()<T, Op>() with the element type of `dtype` and the
+/// combining operator of `op` (avg combines as sum; its caller divides at the end).
+template <typename Visit>
+void with_type_and_op(DataType dtype, ReduceOp op, Visit&& visit) {
+  with_type(dtype, [&]<typename T>() {
+    switch (op) {
+      case ReduceOp::sum:
+      case ReduceOp::avg: return visit.template operator()<T, Sum<T>>();
+      case ReduceOp::prod: return visit.template operator()<T, Prod<T>>();
+      case ReduceOp::min: return visit.template operator()<T, Min<T>>();
+      case ReduceOp::max: return visit.template operator()<T, Max<T>>();
+    }
+  });
+}
+
+}  // namespace ranklab::reduce_ops
