@@ -144,7 +144,7 @@ class Fabric {
   /// if nothing else holds it, else a new one. The reference is the rank's own
   /// (RankSlot::spare); a Request copies it. Inline: every post runs it.
   const std::shared_ptr<detail::Operation>& new_operation(RankSlot& slot, int rank, OpKind kind,
-                                                         const Group& group);
+                                                          const Group& group);
   /// new_operation's spare when it cannot simply be reset: rebuilt, or made anew.
   void renew_operation(RankSlot& slot, int rank);
   /// Puts the new operation `op` on its owner's open list (tracing only).
@@ -153,8 +153,8 @@ class Fabric {
   /// needs no lock; returns the rank's new operation, which is done if the rank was the
   /// last member to arrive.
   const std::shared_ptr<detail::Operation>& post_collective(Lock& lock, int rank,
-                                                           const Group& group,
-                                                           const CollectiveArgs& args);
+                                                            const Group& group,
+                                                            const CollectiveArgs& args);
   void match_or_queue_send(const std::shared_ptr<detail::Operation>& send);
   void match_or_queue_recv(const std::shared_ptr<detail::Operation>& recv);
   void deliver(detail::Operation& send, detail::Operation& recv);
@@ -163,10 +163,11 @@ class Fabric {
   /// Posts `rank`'s (group rank `me`'s) fingerprint `call` of its next point-to-point
   /// collective call on `group` (join_call); returns the call's sequence number in the group.
   std::uint64_t post_call(int rank, int me, const Group& group, const detail::PostedCall& call);
-  /// Posts `rank`'s (group rank `me`'s) call `seq` on `group` (of `size` members), a native call's operation `op`
-  /// (which is its own fingerprint) or a point-to-point call's fingerprint `call`, and
-  /// checks it against the first member's: throws MismatchError with every member's call
-  /// (exit 4) if they differ. Runs a native call once every member has posted.
+  /// Posts `rank`'s (group rank `me`'s) call `seq` on `group` (of `size` members), a native
+  /// call's operation `op` (which is its own fingerprint) or a point-to-point call's
+  /// fingerprint `call`, and checks it against the first member's: throws MismatchError with
+  /// every member's call (exit 4) if they differ. Runs a native call once every member has
+  /// posted.
   void join_call(int rank, int me, const Group& group, int size, std::uint64_t seq,
                  const detail::PostedCall* call, detail::Operation* op);
   /// Keeps `op`, which a call slot still lists, alive until the fabric goes: its owner is
@@ -302,8 +303,8 @@ class Fabric {
 // fabric_collectives.cpp run it; a small collective is bound by it).
 
 inline const std::shared_ptr<detail::Operation>& Fabric::new_operation(RankSlot& slot, int rank,
-                                                                      OpKind kind,
-                                                                      const Group& group) {
+                                                                       OpKind kind,
+                                                                       const Group& group) {
   // The rank's previous operation is rebuilt in place once nothing else holds it (the usual
   // case: its Request is gone), which takes malloc and free off every call. Only this rank's
   // fiber posts its operations, so nobody can take a new reference while we look.
@@ -347,8 +348,8 @@ inline void Fabric::complete(detail::Operation& op) {
 }
 
 [[gnu::always_inline]] inline bool Fabric::await(Lock& lock, detail::Operation& op,
-                                                std::chrono::steady_clock::time_point deadline,
-                                                bool indefinite) {
+                                                 std::chrono::steady_clock::time_point deadline,
+                                                 bool indefinite) {
   RankSlot& me = *op.owner;
   while (!op.done.load(std::memory_order_relaxed)) {
     op.blocked_at_end = verdict_ != RunStatus::ok;

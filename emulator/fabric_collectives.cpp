@@ -35,9 +35,8 @@ void Fabric::collective(int rank, const Group& group, const CollectiveArgs& args
 }
 
 // Inline: icollective and collective run it, and a small collective is bound by it.
-[[gnu::always_inline]] inline const std::shared_ptr<Operation>& Fabric::post_collective(Lock& lock, int rank,
-                                                                 const Group& group,
-                                                                 const CollectiveArgs& args) {
+[[gnu::always_inline]] inline const std::shared_ptr<Operation>& Fabric::post_collective(
+    Lock& lock, int rank, const Group& group, const CollectiveArgs& args) {
   const int me = group.group_rank(rank);
   RANKLAB_CHECK(me >= 0, "rank {}: {} on group {}, which it is not a member of", rank,
                 to_string(args.op), group.name());
@@ -69,8 +68,9 @@ std::uint64_t Fabric::post_call(int rank, int me, const Group& group,
 
 // Inline: a native call's post is specialised (call is null, op is not).
 [[gnu::always_inline]] inline void Fabric::join_call(int rank, int me, const Group& group,
-                                                   int size, std::uint64_t seq,
-                                                   const detail::PostedCall* call, Operation* op) {
+                                                     int size, std::uint64_t seq,
+                                                     const detail::PostedCall* call,
+                                                     Operation* op) {
   detail::CallWindow& window = group_states_[group.id()]->calls;
   detail::CallSlot& slot = window.slot(seq, size);
   const auto i = static_cast<std::size_t>(me);
