@@ -23,9 +23,9 @@ constexpr std::size_t kBlockBytes = 32 * 1024;  // fits L1/L2 with the operands 
 constexpr std::size_t kOperandsPerCall = 64;     // members per call into reduce_into
 
 const std::byte* input_of(const Operation& op) {
-  return static_cast<const std::byte*>(op.coll.input.data);
+  return static_cast<const std::byte*>(op.coll_input);
 }
-std::byte* output_of(const Operation& op) { return static_cast<std::byte*>(op.coll.output.data); }
+std::byte* output_of(const Operation& op) { return static_cast<std::byte*>(op.coll_output); }
 
 // Calls body(begin, end) over [0, count) in blocks, in parallel when the data is large.
 template <typename Body>

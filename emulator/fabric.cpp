@@ -69,55 +69,24 @@ const Group& Fabric::group(std::string_view kind, std::span<const int> global_ra
   return created;
 }
 
-const std::shared_ptr<Operation>& Fabric::new_operation(int rank, OpKind kind,
-                                                       const Group& group) {
-  // The rank's previous operation is rebuilt in place once nothing else holds it (the usual
-  // case: its Request is gone), which takes malloc and free off every call. Only this rank's
-  // fiber posts its operations, so nobody can take a new reference while we look.
-  RankSlot& slot = *ranks_[static_cast<std::size_t>(rank)];
+void Fabric::renew_operation(RankSlot& slot, int rank) {
   std::shared_ptr<Operation>& spare = slot.spare;
   if (spare && spare.use_count() == 1) {
-    if (!is_point_to_point(kind) && !is_point_to_point(spare->kind) && !spare->error) {
-      // A collective after a collective: the point-to-point fields it never touched still
-      // hold their defaults, and every other field is set again below and by
-      // post_collective, except those its completion and wait changed. Rebuilding all
-      // 424 bytes was a tenth of an 8-rank all_reduce of one float (bench/RESULTS.md).
-      spare->done.store(false, std::memory_order_relaxed);
-      spare->lamport = 0;
-      spare->blocked_at_end = false;
-    } else {
-      std::destroy_at(spare.get());
-      std::construct_at(spare.get());
-    }
+    std::destroy_at(spare.get());
+    std::construct_at(spare.get());
   } else {
     // In the rank's home while its room is free: no malloc, no memory beyond the stack page.
     spare = std::allocate_shared<Operation>(
         detail::HomeAllocator<Operation>(detail::home_of(stacks_, rank)));
   }
-  Operation* op = spare.get();
-  op->kind = kind;
-  op->rank = rank;
-  op->rank_seq = slot.next_seq++;
-  op->group = &group;
-  op->site = slot.site;
-  op->clock_at_post = slot.lamport;
-  ++progress_;
-  if (tracing_) {
-    op->in_flight.assign(slot.open.begin(), slot.open.end());
-    slot.open.push_back(op->rank_seq);
-    op->compute = std::move(slot.compute);
-    slot.compute = {};
-  }
-  return spare;
+  spare->owner = &slot;
 }
 
-// Inline (only this file calls it): every wait does.
-inline void Fabric::close(const Operation& op) {
-  if (!tracing_) return;
-  auto& open = ranks_[static_cast<std::size_t>(op.rank)]->open;
-  if (const auto it = std::find(open.begin(), open.end(), op.rank_seq); it != open.end()) {
-    open.erase(it);
-  }
+void Fabric::trace_open(RankSlot& slot, Operation& op) {
+  op.in_flight.assign(slot.open.begin(), slot.open.end());
+  slot.open.push_back(op.rank_seq);
+  op.compute = std::move(slot.compute);
+  slot.compute = {};
 }
 
 void Fabric::compute(int rank, const ComputeWork& work) {
@@ -153,7 +122,8 @@ Request Fabric::isend(int rank, const Group& group, ConstBuffer data, int dst, i
   const std::uint64_t hash = tracing_ ? payload_hash(data.as_bytes()) : 0;
   Lock lock(mutex_);
   throw_if_aborted(rank);
-  std::shared_ptr<Operation> op = new_operation(rank, OpKind::send, group);
+  std::shared_ptr<Operation> op =
+      new_operation(*ranks_[static_cast<std::size_t>(rank)], rank, OpKind::send, group);
   op->peer = dst;
   op->tag = tag;
   op->send_data = data;
@@ -178,7 +148,8 @@ Request Fabric::irecv(int rank, const Group& group, MutableBuffer data, int src,
   RANKLAB_CHECK(data.data != nullptr || data.count == 0, "rank {}: recv into a null buffer", rank);
   Lock lock(mutex_);
   throw_if_aborted(rank);
-  std::shared_ptr<Operation> op = new_operation(rank, OpKind::recv, group);
+  std::shared_ptr<Operation> op =
+      new_operation(*ranks_[static_cast<std::size_t>(rank)], rank, OpKind::recv, group);
   op->peer = src;
   op->tag = tag;
   op->recv_data = data;
@@ -270,31 +241,7 @@ void Fabric::deliver(Operation& send, Operation& recv) {
   complete(recv);
 }
 
-void Fabric::complete(Operation& op) {
-  op.done.store(true, std::memory_order_release);
-  ++progress_;
-  record(op, OpStatus::completed, std::move(op.compute));
-  RankSlot& owner = *ranks_[static_cast<std::size_t>(op.rank)];
-  if (owner.waiting_on == &op) {
-    if (owner.state == RankState::blocked) {
-      owner.state = RankState::running;
-      --blocked_;
-    }
-    owner.wakeup.notify();
-  }
-}
-
-// Inline (only this file calls it): every wait does.
-inline void Fabric::observe(const Operation& op) {
-  // Only the owner's fiber reads or writes its clock, and a rank never changes thread.
-  auto& clock = ranks_[static_cast<std::size_t>(op.rank)]->lamport;
-  clock = std::max(clock, op.lamport);
-  if (op.error) std::rethrow_exception(op.error);
-}
-
-// Inline (only this file calls it): every wait does.
-inline void Fabric::note_waited(const Operation& op, bool locked) {
-  if (!latent_) return;
+void Fabric::latent_waited(const Operation& op, bool locked) {
   if (locked) {
     latent_->waited(op);
     return;
@@ -306,52 +253,14 @@ inline void Fabric::note_waited(const Operation& op, bool locked) {
 bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline, bool watchdog) {
   if (op.done.load(std::memory_order_acquire)) {
     note_waited(op, /*locked=*/false);
-    close(op);
-    observe(op);
-    return true;
+  } else {
+    Lock lock(mutex_);
+    // Only an indefinite wait counts as blocked: a rank in wait_for will wake up by itself,
+    // so it can still unblock the others.
+    if (!await(lock, op, deadline, /*indefinite=*/watchdog)) return false;
+    note_waited(op, /*locked=*/true);
   }
-  Lock lock(mutex_);
-  RankSlot& me = *ranks_[static_cast<std::size_t>(op.rank)];
-  // Only an indefinite wait counts as blocked: a rank in wait_for will wake up by itself,
-  // so it can still unblock the others.
-  const bool indefinite = watchdog;
-  while (!op.done.load(std::memory_order_relaxed)) {
-    op.blocked_at_end = verdict_ != RunStatus::ok;
-    throw_if_aborted(op.rank);
-    me.waiting_on = &op;
-    if (indefinite) {
-      me.state = RankState::blocked;
-      ++blocked_;
-      ++progress_;  // a poller stalled before this counts again only once it polls again
-      check_for_deadlock();
-    }
-    bool timed_out = false;
-    if (verdict_ == RunStatus::ok && !op.done.load(std::memory_order_relaxed)) {
-      if (indefinite) {
-        // Untimed: a timed wait goes through Boost's sleep queue and the clock on every
-        // block. The run's Watchdog fiber ends waits longer than the cluster timeout.
-        ++me.blocks;
-        me.wakeup.wait(lock);
-      } else {
-        timed_out = !me.wakeup.wait_until(lock, deadline);
-      }
-    }
-    if (me.state == RankState::blocked) {
-      me.state = RankState::running;
-      --blocked_;
-    }
-    me.waiting_on = nullptr;
-    if (timed_out && !op.done.load(std::memory_order_relaxed) && verdict_ == RunStatus::ok) {
-      note_poll(op.rank);
-      if (verdict_ == RunStatus::ok) return false;
-      continue;  // the poll settled a failure: throw as every waiter does
-    }
-    if (watchdog_fired_ && root_rank_ == op.rank && !op.done.load(std::memory_order_relaxed)) {
-      op.blocked_at_end = true;
-      std::rethrow_exception(root_cause_);  // the rank that waited gets the TimeoutError
-    }
-  }
-  note_waited(op, /*locked=*/true);
+  // Without the lock: only the owner's fiber touches its open list and its clock.
   close(op);
   observe(op);
   return true;

@@ -2,6 +2,7 @@
 // that lets it decide, exactly, when a run is deadlocked.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -134,29 +135,41 @@ class Fabric {
   using Mailbox = detail::Mailbox;
   using GroupState = detail::GroupState;
 
-  using Lock = std::unique_lock<detail::FabricMutex>;
+  using Lock = detail::FabricLock;
 
   /// Hands the compute `rank` did after its last operation to the trace sink (under the lock).
   void flush_compute(int rank);
 
-  /// The rank's next operation: its previous one rebuilt in place if nothing else holds
-  /// it, else a new one. The reference is the rank's own (RankSlot::spare); a Request copies it.
-  const std::shared_ptr<detail::Operation>& new_operation(int rank, OpKind kind,
-                                                         const Group& group);
-  /// icollective's posting, under the lock; returns the rank's new operation.
-  const std::shared_ptr<detail::Operation>& post_collective(int rank, const Group& group,
-                                                           const CollectiveArgs& args);
+  /// The next operation of `rank` (whose slot is `slot`): its previous one rebuilt in place
+  /// if nothing else holds it, else a new one. The reference is the rank's own
+  /// (RankSlot::spare); a Request copies it. Inline: every post runs it.
+  const std::shared_ptr<detail::Operation>& new_operation(RankSlot& slot, int rank, OpKind kind,
+                                                          const Group& group);
+  /// new_operation's spare when it cannot simply be reset: rebuilt, or made anew.
+  void renew_operation(RankSlot& slot, int rank);
+  /// Puts the new operation `op` on its owner's open list (tracing only).
+  void trace_open(RankSlot& slot, detail::Operation& op);
+  /// Posts `rank`'s native collective, taking `lock` (not yet held) once it has done what
+  /// needs no lock; returns the rank's new operation, which is done if the rank was the
+  /// last member to arrive.
+  const std::shared_ptr<detail::Operation>& post_collective(Lock& lock, int rank,
+                                                            const Group& group,
+                                                            const CollectiveArgs& args);
   void match_or_queue_send(const std::shared_ptr<detail::Operation>& send);
   void match_or_queue_recv(const std::shared_ptr<detail::Operation>& recv);
   void deliver(detail::Operation& send, detail::Operation& recv);
   std::string describe_pair_mismatch(const detail::Operation& send, const detail::Operation& recv,
                                      std::string_view reason) const;
-  /// Posts `rank`'s next collective call on `group` (a native call's operation `op`, which
-  /// is its own fingerprint, or a point-to-point call's fingerprint `call`) and checks it against the first member's: throws MismatchError with every member's call
-  /// (exit 4) if they differ. Runs a native call once every member has posted. Returns the
-  /// call's sequence number in the group.
-  std::uint64_t post_call(int rank, const Group& group, const detail::PostedCall* call,
-                          const std::shared_ptr<detail::Operation>& op);
+  /// Posts `rank`'s (group rank `me`'s) fingerprint `call` of its next point-to-point
+  /// collective call on `group` (join_call); returns the call's sequence number in the group.
+  std::uint64_t post_call(int rank, int me, const Group& group, const detail::PostedCall& call);
+  /// Posts `rank`'s (group rank `me`'s) call `seq` on `group` (of `size` members), a native
+  /// call's operation `op` (which is its own fingerprint) or a point-to-point call's
+  /// fingerprint `call`, and checks it against the first member's: throws MismatchError with
+  /// every member's call (exit 4) if they differ. Runs a native call once every member has
+  /// posted.
+  void join_call(int rank, int me, const Group& group, int size, std::uint64_t seq,
+                 const detail::PostedCall* call, detail::Operation* op);
   /// Keeps `op`, which a call slot still lists, alive until the fabric goes: its owner is
   /// dropping it unfinished because the run is ending (the final report lists it pending).
   void abandon(const std::shared_ptr<detail::Operation>& op);
@@ -164,7 +177,16 @@ class Fabric {
                                         const detail::CallSlot& slot);
   void finish_collective(detail::CallSlot& slot);
 
+  /// `op` is done: recorded, and its owner woken if it waits for it. Inline: every
+  /// member of every collective completes here.
   void complete(detail::Operation& op);
+  /// wait()'s wait, with `lock` held, for `op` (not done when called): until it completes, or
+  /// with `indefinite` false until `deadline` (then false). An indefinite wait counts as
+  /// blocked for the deadlock check and throws as Request::wait documents.
+  bool await(Lock& lock, detail::Operation& op,
+             std::chrono::steady_clock::time_point deadline =
+                 std::chrono::steady_clock::time_point::max(),
+             bool indefinite = true);
   /// Records `op` as it ends (completed, or pending at the run's end); `compute` is its
   /// compute, moved out of an op that is done with it, or a copy. Inline, below.
   void record(const detail::Operation& op, OpStatus status, ComputeWork&& compute);
@@ -275,6 +297,7 @@ class Fabric {
   /// The owner waited for `op` and saw it complete (a successful test is no wait: the
   /// program may have polled on): tells latent_ (with the lock held, or taking it).
   void note_waited(const detail::Operation& op, bool locked);
+  void latent_waited(const detail::Operation& op, bool locked);  ///< note_waited's telling
   /// Unfinished collective operations whose owners let go (abandon()).
   std::vector<std::shared_ptr<detail::Operation>> abandoned_;
 };
@@ -284,7 +307,117 @@ class Fabric {
 // trace sink or when a report asks (recent_of).
 inline void Fabric::record(const detail::Operation& op, OpStatus status, ComputeWork&& compute) {
   if (tracing_) [[unlikely]] return record_traced(op, status, std::move(compute));
-  ranks_[static_cast<std::size_t>(op.rank)]->recent.next().assign(op, status);
+  op.owner->recent.next().assign(op, status);
+}
+
+// The posting and completion path of every operation, inline (fabric.cpp and
+// fabric_collectives.cpp run it; a small collective is bound by it).
+
+inline const std::shared_ptr<detail::Operation>& Fabric::new_operation(RankSlot& slot, int rank,
+                                                                       OpKind kind,
+                                                                       const Group& group) {
+  // The rank's previous operation is rebuilt in place once nothing else holds it (the usual
+  // case: its Request is gone), which takes malloc and free off every call. Only this rank's
+  // fiber posts its operations, so nobody can take a new reference while we look.
+  std::shared_ptr<detail::Operation>& spare = slot.spare;
+  if (spare && spare.use_count() == 1 && !is_point_to_point(kind) &&
+      !is_point_to_point(spare->kind) && !spare->error) [[likely]] {
+    // A collective after a collective: the point-to-point fields it never touched still
+    // hold their defaults, and every other field is set again below and by
+    // post_collective, except those its completion and wait changed. Rebuilding all
+    // 424 bytes was a tenth of an 8-rank all_reduce of one float (bench/RESULTS.md).
+    spare->done.store(false, std::memory_order_relaxed);
+    spare->lamport = 0;
+    spare->blocked_at_end = false;
+  } else {
+    renew_operation(slot, rank);
+  }
+  detail::Operation& op = *spare;
+  op.kind = kind;
+  op.rank = rank;
+  op.rank_seq = slot.next_seq++;
+  op.group = &group;
+  op.site = slot.site;
+  op.clock_at_post = slot.lamport;
+  ++progress_;
+  if (tracing_) trace_open(slot, op);
+  return spare;
+}
+
+inline void Fabric::complete(detail::Operation& op) {
+  op.done.store(true, std::memory_order_release);
+  ++progress_;
+  record(op, OpStatus::completed, std::move(op.compute));
+  RankSlot& owner = *op.owner;
+  if (owner.waiting_on == &op) {
+    if (owner.state == detail::RankState::blocked) {
+      owner.state = detail::RankState::running;
+      --blocked_;
+    }
+    owner.wakeup.notify();
+  }
+}
+
+[[gnu::always_inline]] inline bool Fabric::await(Lock& lock, detail::Operation& op,
+                                                 std::chrono::steady_clock::time_point deadline,
+                                                 bool indefinite) {
+  RankSlot& me = *op.owner;
+  while (!op.done.load(std::memory_order_relaxed)) {
+    op.blocked_at_end = verdict_ != RunStatus::ok;
+    throw_if_aborted(op.rank);
+    me.waiting_on = &op;
+    if (indefinite) {
+      me.state = detail::RankState::blocked;
+      ++blocked_;
+      ++progress_;  // a poller stalled before this counts again only once it polls again
+      check_for_deadlock();
+    }
+    bool timed_out = false;
+    if (verdict_ == RunStatus::ok && !op.done.load(std::memory_order_relaxed)) {
+      if (indefinite) {
+        // Untimed: a timed wait goes through Boost's sleep queue and the clock on every
+        // block. The run's Watchdog fiber ends waits longer than the cluster timeout.
+        ++me.blocks;
+        me.wakeup.wait(lock);
+      } else {
+        timed_out = !me.wakeup.wait_until(lock, deadline);
+      }
+    }
+    if (me.state == detail::RankState::blocked) {
+      me.state = detail::RankState::running;
+      --blocked_;
+    }
+    me.waiting_on = nullptr;
+    if (timed_out && !op.done.load(std::memory_order_relaxed) && verdict_ == RunStatus::ok) {
+      note_poll(op.rank);
+      if (verdict_ == RunStatus::ok) return false;
+      continue;  // the poll settled a failure: throw as every waiter does
+    }
+    if (watchdog_fired_ && root_rank_ == op.rank && !op.done.load(std::memory_order_relaxed)) {
+      op.blocked_at_end = true;
+      std::rethrow_exception(root_cause_);  // the rank that waited gets the TimeoutError
+    }
+  }
+  return true;
+}
+
+inline void Fabric::close(const detail::Operation& op) {
+  if (!tracing_) return;
+  auto& open = op.owner->open;
+  if (const auto it = std::find(open.begin(), open.end(), op.rank_seq); it != open.end()) {
+    open.erase(it);
+  }
+}
+
+inline void Fabric::observe(const detail::Operation& op) {
+  // Only the owner's fiber reads or writes its clock, and a rank never changes thread.
+  auto& clock = op.owner->lamport;
+  clock = std::max(clock, op.lamport);
+  if (op.error) std::rethrow_exception(op.error);
+}
+
+inline void Fabric::note_waited(const detail::Operation& op, bool locked) {
+  if (latent_) [[unlikely]] latent_waited(op, locked);
 }
 
 }  // namespace ranklab

@@ -18,62 +18,76 @@ namespace ranklab {
 using detail::Operation;
 
 Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& args) {
-  return Request(this, post_collective(rank, group, args));
+  Lock lock(mutex_, std::defer_lock);
+  return Request(this, post_collective(lock, rank, group, args));
 }
 
 void Fabric::collective(int rank, const Group& group, const CollectiveArgs& args) {
-  // The operation stays the rank's (RankSlot::spare) after the wait, even if it throws: a
-  // call slot of an aborted run may still list it.
-  Operation& op = *post_collective(rank, group, args);
-  wait(op, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
+  // One lock from posting to waking up. The operation stays the rank's (RankSlot::spare)
+  // after the wait, even if it throws: a call slot of an aborted run may still list it.
+  Lock lock(mutex_, std::defer_lock);
+  Operation& op = *post_collective(lock, rank, group, args);
+  // The last member to arrive ran the call: it has nothing to wait for.
+  if (!op.done.load(std::memory_order_relaxed)) await(lock, op);
+  note_waited(op, /*locked=*/true);
+  close(op);
+  observe(op);
 }
 
-const std::shared_ptr<Operation>& Fabric::post_collective(int rank, const Group& group,
-                                                          const CollectiveArgs& args) {
+// Inline: icollective and collective run it, and a small collective is bound by it.
+[[gnu::always_inline]] inline const std::shared_ptr<Operation>& Fabric::post_collective(
+    Lock& lock, int rank, const Group& group, const CollectiveArgs& args) {
   const int me = group.group_rank(rank);
   RANKLAB_CHECK(me >= 0, "rank {}: {} on group {}, which it is not a member of", rank,
                 to_string(args.op), group.name());
-  const CollectiveSignature signature = make_signature(args, group.size(), me);
+  const int size = group.size();
+  const CollectiveSignature signature = make_signature(args, size, me);
   const std::uint64_t hash = tracing_ ? payload_hash(args.input.as_bytes()) : 0;
-  Lock lock(mutex_);
+  lock.lock();
   throw_if_aborted(rank);
-  const std::shared_ptr<Operation>& op = new_operation(rank, args.op, group);
-  op->coll = args;
+  RankSlot& slot = *ranks_[static_cast<std::size_t>(rank)];
+  const std::shared_ptr<Operation>& op = new_operation(slot, rank, args.op, group);
+  op->coll_input = args.input.data;
+  op->coll_output = args.output.data;
   op->signature = signature;
   op->hash = hash;
-  // Traces number native collectives on their own (a replay re-issues only those); the
-  // call slot counts every collective call of the group.
-  auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
-  if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
-  op->coll_seq = next[group.id()]++;
+  detail::CallCounters& counters = slot.counters_of(group.id());
+  op->coll_seq = counters.collectives++;
+  op->call_seq = counters.calls++;
   if (latent_) latent_->posted(*op);
-  post_call(rank, group, nullptr, op);
+  join_call(rank, me, group, size, op->call_seq, nullptr, op.get());
   return op;
 }
 
-std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::PostedCall* call,
-                                const std::shared_ptr<Operation>& op) {
-  auto& next = ranks_[static_cast<std::size_t>(rank)]->call_seq;
-  if (next.size() <= group.id()) next.resize(group.id() + 1, 0);
-  const std::uint64_t seq = next[group.id()]++;
-  if (op) op->call_seq = seq;
+std::uint64_t Fabric::post_call(int rank, int me, const Group& group,
+                                const detail::PostedCall& call) {
+  const std::uint64_t seq = ranks_[static_cast<std::size_t>(rank)]->counters_of(group.id()).calls++;
+  join_call(rank, me, group, group.size(), seq, &call, nullptr);
+  return seq;
+}
 
+// Inline: a native call's post is specialised (call is null, op is not).
+[[gnu::always_inline]] inline void Fabric::join_call(int rank, int me, const Group& group,
+                                                     int size, std::uint64_t seq,
+                                                     const detail::PostedCall* call,
+                                                     Operation* op) {
   detail::CallWindow& window = group_states_[group.id()]->calls;
-  detail::CallSlot& slot = window.slot(seq, group.size());
-  const auto me = static_cast<std::size_t>(group.group_rank(rank));
+  detail::CallSlot& slot = window.slot(seq, size);
+  const auto i = static_cast<std::size_t>(me);
   if (op) {
-    slot.ops[me] = op.get();  // its fingerprint (CallSlot::call)
+    slot.ops[i] = op;  // its fingerprint (CallSlot::call)
+    slot.clock = std::max(slot.clock, op->clock_at_post);
   } else {
     if (slot.calls.empty()) slot.calls.resize(slot.ops.size());
-    slot.calls[me] = *call;
+    slot.calls[i] = *call;
   }
   ++slot.arrived;
   // Everyone who posted before agreed with the first poster (or the slot is marked), so
   // comparing with it is enough: O(1) per arrival, even with 65,536 members.
   if (slot.first < 0) {
-    slot.first = static_cast<int>(me);
+    slot.first = me;
   } else if (const auto first = static_cast<std::size_t>(slot.first);
-             !(op ? slot.agrees_with(first, *op) : slot.agrees_with(first, *call))) {
+             !(op ? slot.agrees_with(first, *op) : slot.agrees_with(first, *call))) [[unlikely]] {
     // With several threads, members of the other thread may post before this member's
     // failure ends the run: they must find the slot failed, not run it (CallSlot).
     slot.mismatched = true;
@@ -82,16 +96,15 @@ std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::Post
       // the members that wait in it: which of them noticed depends on who posted first, so
       // the trace marks every member's pending call the same way (blocked).
       op->blocked_at_end = true;
-      abandon(op);
+      abandon(ranks_[static_cast<std::size_t>(rank)]->spare);
     }
     throw_call_mismatch(rank, group, seq, slot);
   }
-  if (slot.complete(group.size())) {
+  if (slot.complete(size)) {
     // Members agree, so either all of them are native calls or none is.
     if (op) finish_collective(slot);
-    window.retire_completed(group.size());
+    window.retire_completed(size);
   }
-  return seq;
 }
 
 void Fabric::throw_call_mismatch(int rank, const Group& group, std::uint64_t seq,
@@ -124,9 +137,7 @@ void Fabric::finish_collective(detail::CallSlot& slot) {
   detail::execute_collective(sig, slot.ops);
   // Every member's clock when it joined, so the value does not depend on arrival order;
   // each member's own clock advances when it observes the completion.
-  std::uint64_t clock = 0;
-  for (const Operation* m : slot.ops) clock = std::max(clock, m->clock_at_post);
-  ++clock;
+  const std::uint64_t clock = slot.clock + 1;
   for (Operation* m : slot.ops) {
     m->lamport = clock;
     complete(*m);

@@ -16,8 +16,8 @@ std::string Fabric::where_inside(int rank) const {
 }
 
 std::int64_t Fabric::next_collective_number(int rank, const Group& group) const {
-  const auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
-  return group.id() < next.size() ? next[group.id()] : 0;
+  const auto& counters = ranks_[static_cast<std::size_t>(rank)]->counters;
+  return group.id() < counters.size() ? counters[group.id()].collectives : 0;
 }
 
 std::uint64_t Fabric::inject_before_post(int rank,

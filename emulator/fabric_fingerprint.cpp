@@ -32,7 +32,7 @@ std::uint64_t Fabric::begin_collective(int rank, const Group& group,
                                 fingerprints_.algorithm_id(fingerprint.algorithm),
                                 fingerprint.per_peer_counts, ranks_[r]->next_seq,
                                 ranks_[r]->site};
-  const std::uint64_t seq = post_call(rank, group, &call, nullptr);
+  const std::uint64_t seq = post_call(rank, me, group, call);
   auto& inside = fingerprints_.inside;
   if (inside.size() < ranks_.size()) inside.resize(ranks_.size());
   inside[r] = detail::InsideCollective{&group, seq, fingerprint};

@@ -57,6 +57,9 @@ struct CallSlot {
   std::vector<std::optional<PostedCall>> calls;
   int arrived = 0;
   int first = -1;  ///< group rank of the first to post: later ones are checked against it
+  /// Native calls: the largest clock_at_post of the members so far, kept as they arrive
+  /// (the call's Lamport clock is one more, whatever the arrival order).
+  std::uint64_t clock = 0;
   /// A member's call disagreed. It fails, but until its failure ends the run the others may
   /// still post; the call must never run, since the failing member's buffers go away as
   /// its exception unwinds (and their sizes are not what the others expect).
@@ -137,7 +140,7 @@ class CallWindow {
   // until it retires, and a retired slot is reset in place for a later call, keeping its
   // vectors. (A deque moved each slot in and out, and computed its size from node pointers
   // on every post.)
-  std::size_t mask() const { return ring_.size() - 1; }
+  std::size_t mask() const { return mask_; }
   /// Call `seq`'s slot, for base_ <= seq < base_ + count_.
   CallSlot& at(std::uint64_t seq) { return ring_[(head_ + (seq - base_)) & mask()]; }
   const CallSlot& at(std::uint64_t seq) const { return ring_[(head_ + (seq - base_)) & mask()]; }
@@ -155,6 +158,7 @@ class CallWindow {
     slot.calls.clear();  // keeps its capacity
     slot.arrived = 0;
     slot.first = -1;
+    slot.clock = 0;
     slot.mismatched = false;
     ++count_;
   }
@@ -165,10 +169,12 @@ class CallWindow {
       grown[i] = std::move(ring_[(head_ + i) & mask()]);
     }
     ring_ = std::move(grown);
+    mask_ = ring_.size() - 1;
     head_ = 0;
   }
 
   std::vector<CallSlot> ring_;
+  std::size_t mask_ = 0;      ///< ring_.size() - 1 (a size is a subtraction and a shift)
   std::size_t head_ = 0;      ///< ring position of the oldest open slot
   std::uint64_t base_ = 0;    ///< sequence number of the oldest open slot
   std::size_t count_ = 0;     ///< open slots

@@ -26,6 +26,15 @@ struct Mailbox {
   std::vector<std::shared_ptr<Operation>> receives;    ///< receives without a send yet
 };
 
+/// A rank's numbering of its collective calls on one group.
+struct CallCounters {
+  /// The next native collective's number: the trace's coll_seq (a replay re-issues only
+  /// native calls, so they are numbered on their own).
+  std::int64_t collectives = 0;
+  /// The next collective call's slot in the group's CallWindow: calls of every algorithm.
+  std::uint64_t calls = 0;
+};
+
 /// One rank as the fabric sees it.
 struct RankSlot {
   RankState state = RankState::running;
@@ -37,12 +46,11 @@ struct RankSlot {
   std::uint64_t blocks = 0;  ///< indefinite waits so far: tells the watchdog a block from the next
   std::uint64_t watched_block = ~std::uint64_t{0};  ///< the block the watchdog is timing
   std::chrono::steady_clock::time_point watched_since;
-  // The three below hold a few numbers inline (the slot lives in the rank's stack page): as
-  // vectors they cost three 8-byte mallocs per rank of a one-collective run (RESULTS.md §3).
-  /// Next native collective's number, by group id.
-  boost::container::small_vector<std::int64_t, 2> coll_seq;
-  /// Next collective call's slot (any algorithm), by group id.
-  boost::container::small_vector<std::uint64_t, 2> call_seq;
+  // The two below hold a few numbers inline (the slot lives in the rank's stack page): as
+  // vectors they cost a malloc each per rank of a one-collective run (RESULTS.md §3).
+  /// The numbers of the rank's next collective on each group, by group id (a rank is in a
+  /// few groups): one lookup a post finds both.
+  boost::container::small_vector<CallCounters, 2> counters;
   /// rank_seq of operations posted but not yet waited for or released (when tracing): the
   /// next operation's `in_flight`. Touched only by the owner's fiber.
   boost::container::small_vector<std::uint64_t, 2> open;
@@ -64,6 +72,15 @@ struct RankSlot {
   std::uint64_t poll_epoch = ~std::uint64_t{0};
   std::uint64_t stall_epoch = ~std::uint64_t{0};
   Mailbox mailbox;  ///< traffic addressed to the rank
+
+  /// The rank's counters for group `group_id`, grown (out of line) on its first call there.
+  CallCounters& counters_of(std::uint32_t group_id) {
+    if (group_id >= counters.size()) [[unlikely]] grow_counters(group_id);
+    return counters[group_id];
+  }
+
+ private:
+  [[gnu::noinline]] void grow_counters(std::uint32_t group_id) { counters.resize(group_id + 1); }
 };
 
 struct GroupState {

@@ -17,6 +17,8 @@
 
 namespace ranklab::detail {
 
+struct RankSlot;
+
 /// Everything the fabric knows about a pending or completed operation. Guarded by the
 /// fabric's mutex; the owning rank reads it after completion without the lock. A field that
 /// a collective's posting does not set but its completion or wait changes must also be
@@ -29,6 +31,9 @@ struct Operation {
 
   OpKind kind = OpKind::send;
   int rank = 0;  ///< owner, global rank
+  /// The owner's slot in the fabric, set when the operation is made (a rank's operations
+  /// are its own: reuse keeps it): completion and waits find it without indexing the ranks.
+  RankSlot* owner = nullptr;
   std::uint64_t rank_seq = 0;
   const Group* group = nullptr;
   SourceSite site;  ///< where the rank program called it (comm/call_site.hpp)
@@ -42,8 +47,10 @@ struct Operation {
   bool matched = false;             ///< a send found its receive (or vice versa)
   const FaultSpec* corrupt = nullptr;  ///< a send that a `corrupt` fault hit (faults.hpp)
 
-  // Collectives.
-  CollectiveArgs coll;
+  // Collectives. The buffers are all the execution needs of the arguments besides the
+  // signature (copying the whole CollectiveArgs was a tenth of a small collective's post).
+  const void* coll_input = nullptr;
+  void* coll_output = nullptr;
   CollectiveSignature signature;
   std::int64_t coll_seq = kNoCollective;  ///< the k-th native collective of the group (traces)
   std::uint64_t call_seq = 0;  ///< its call slot: native and point-to-point calls counted

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/context.hpp>
@@ -24,7 +23,7 @@ namespace ranklab::detail {
 /// waits always do.
 class RankWakeup {
  public:
-  using Lock = std::unique_lock<FabricMutex>;
+  using Lock = FabricLock;
 
   /// Sleeps until notify(); may also return spuriously. `lock` holds the fabric mutex.
   void wait(Lock& lock) {

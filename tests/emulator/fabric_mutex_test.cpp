@@ -19,23 +19,32 @@ namespace {
 
 using detail::FabricMutex;
 
-//! Many threads incrementing a plain counter under the lock lose no increment.
-TEST(FabricMutexTest, ExcludesAcrossThreads) {
-  FabricMutex mutex(/*several_threads=*/true);
-  constexpr int kThreads = 4;
-  constexpr int kIncrements = 50'000;
-  long counter = 0;  // deliberately not atomic: only the lock keeps it exact
+constexpr int kThreads = 4;
+constexpr int kIncrements = 50'000;
+
+//! kThreads threads each run `increment(counter)` kIncrements times; returns the counter,
+//! deliberately not atomic: only the lock that `increment` takes keeps it exact.
+template <typename Increment>
+long count_in_threads(Increment increment) {
+  long counter = 0;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
-      for (int i = 0; i < kIncrements; ++i) {
-        std::lock_guard lock(mutex);
-        ++counter;
-      }
+      for (int i = 0; i < kIncrements; ++i) increment(counter);
     });
   }
   for (auto& thread : threads) thread.join();
-  EXPECT_EQ(counter, long{kThreads} * kIncrements);
+  return counter;
+}
+
+//! Many threads incrementing a plain counter under the lock lose no increment.
+TEST(FabricMutexTest, ExcludesAcrossThreads) {
+  FabricMutex mutex(/*several_threads=*/true);
+  EXPECT_EQ(count_in_threads([&](long& counter) {
+              std::lock_guard lock(mutex);
+              ++counter;
+            }),
+            long{kThreads} * kIncrements);
 }
 
 //! A contender that outlasts the spin sleeps, and is woken when the holder unlocks.
@@ -70,7 +79,7 @@ TEST(FabricMutexTest, ConditionVariableAcrossThreads) {
   auto player = [&](int parity) {
     return std::thread([&, parity] {
       boost::fibers::fiber([&] {
-        std::unique_lock lock(mutex);
+        detail::FabricLock lock(mutex);  // what the fabric's waits hold
         for (int i = 0; i < kRounds; ++i) {
           ready.wait(lock, [&] { return turn % 2 == parity; });
           ++turn;
@@ -84,6 +93,18 @@ TEST(FabricMutexTest, ConditionVariableAcrossThreads) {
   waiter.join();
   notifier.join();
   EXPECT_EQ(turn, 2 * kRounds);
+}
+
+//! A deferred FabricLock holds nothing until lock(), and its scope's end releases what it
+//! holds: threads that take it late (as a collective's post does) still exclude each other.
+TEST(FabricMutexTest, DeferredLockExcludesOnceTaken) {
+  FabricMutex mutex(/*several_threads=*/true);
+  EXPECT_EQ(count_in_threads([&](long& counter) {
+              detail::FabricLock lock(mutex, std::defer_lock);
+              lock.lock();
+              ++counter;
+            }),
+            long{kThreads} * kIncrements);
 }
 
 }  // namespace
