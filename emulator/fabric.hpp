@@ -143,9 +143,13 @@ class Fabric {
   /// it, else a new one. The reference is the rank's own (RankSlot::spare); a Request copies it.
   const std::shared_ptr<detail::Operation>& new_operation(int rank, OpKind kind,
                                                          const Group& group);
-  /// icollective's posting, under the lock; returns the rank's new operation.
+  /// icollective's posting, under the lock; returns the rank's new operation. A blocking
+  /// call's input hash waits for the other members' (detail/payload_hashes.hpp).
   const std::shared_ptr<detail::Operation>& post_collective(int rank, const Group& group,
-                                                           const CollectiveArgs& args);
+                                                           const CollectiveArgs& args,
+                                                           bool blocking);
+  /// A blocking collective that throws: its input's hash, while the buffer still exists.
+  void hash_before_unwinding(int rank);
   void match_or_queue_send(const std::shared_ptr<detail::Operation>& send);
   void match_or_queue_recv(const std::shared_ptr<detail::Operation>& recv);
   void deliver(detail::Operation& send, detail::Operation& recv);

@@ -9,6 +9,7 @@
 #include "emulator/detail/collective_exec.hpp"
 #include "comm/mismatch_table.hpp"
 #include "emulator/detail/latent_deadlock.hpp"
+#include "emulator/detail/payload_hashes.hpp"
 #include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "traces/hash.hpp"
@@ -18,29 +19,47 @@ namespace ranklab {
 using detail::Operation;
 
 Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& args) {
-  return Request(this, post_collective(rank, group, args));
+  return Request(this, post_collective(rank, group, args, /*blocking=*/false));
 }
 
 void Fabric::collective(int rank, const Group& group, const CollectiveArgs& args) {
   // The operation stays the rank's (RankSlot::spare) after the wait, even if it throws: a
   // call slot of an aborted run may still list it.
-  Operation& op = *post_collective(rank, group, args);
-  wait(op, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
+  try {
+    Operation& op = *post_collective(rank, group, args, /*blocking=*/true);
+    wait(op, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
+  } catch (...) {
+    hash_before_unwinding(rank);
+    throw;
+  }
+}
+
+void Fabric::hash_before_unwinding(int rank) {
+  // The call's pending event is recorded when the run ends, after its rank has unwound.
+  // If the call threw before it had an operation, the rank's operation is its previous
+  // one, whose hash was taken long ago.
+  Lock lock(mutex_);
+  if (const auto& op = ranks_[static_cast<std::size_t>(rank)]->spare) {
+    detail::hash_pending_input(*op);
+  }
 }
 
 const std::shared_ptr<Operation>& Fabric::post_collective(int rank, const Group& group,
-                                                          const CollectiveArgs& args) {
+                                                          const CollectiveArgs& args,
+                                                          bool blocking) {
   const int me = group.group_rank(rank);
   RANKLAB_CHECK(me >= 0, "rank {}: {} on group {}, which it is not a member of", rank,
                 to_string(args.op), group.name());
   const CollectiveSignature signature = make_signature(args, group.size(), me);
-  const std::uint64_t hash = tracing_ ? payload_hash(args.input.as_bytes()) : 0;
+  // A non-blocking call's buffer may go before the others arrive: hashed now.
+  const std::uint64_t hash = tracing_ && !blocking ? payload_hash(args.input.as_bytes()) : 0;
   Lock lock(mutex_);
   throw_if_aborted(rank);
   const std::shared_ptr<Operation>& op = new_operation(rank, args.op, group);
   op->coll = args;
   op->signature = signature;
   op->hash = hash;
+  op->hash_pending = tracing_ && blocking;
   // Traces number native collectives on their own (a replay re-issues only those); the
   // call slot counts every collective call of the group.
   auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
@@ -121,6 +140,7 @@ void Fabric::abandon(const std::shared_ptr<Operation>& op) { abandoned_.push_bac
 
 void Fabric::finish_collective(detail::CallSlot& slot) {
   const CollectiveSignature& sig = slot.ops.front()->signature;
+  if (tracing_) detail::hash_pending_inputs(slot.ops);
   detail::execute_collective(sig, slot.ops);
   // Every member's clock when it joined, so the value does not depend on arrival order;
   // each member's own clock advances when it observes the completion.

@@ -55,6 +55,7 @@ struct Operation {
   RecvStatus status;
   MessageId msg;  ///< the message a send sent or a recv matched
   std::uint64_t hash = 0;  ///< payload hash, when tracing
+  bool hash_pending = false;  ///< a blocking collective's, not yet taken (detail/payload_hashes.hpp)
   /// The owner's Lamport clock when it posted the operation. Clocks advance only in the
   /// owner's own fiber (at posting, and when it observes a completion), so they depend on
   /// the program, not on which rank the scheduler ran first.

@@ -1,0 +1,44 @@
+#include "emulator/detail/payload_hashes.hpp"
+
+#include <array>
+
+#include "traces/hash.hpp"
+
+namespace ranklab::detail {
+namespace {
+
+/// Members hashed in one call of payload_hashes: enough for its batches of four, few enough
+/// for the stack (a million-rank group goes in rounds).
+constexpr std::size_t kRound = 64;
+
+}  // namespace
+
+void hash_pending_inputs(std::span<Operation* const> members) {
+  std::array<std::span<const std::byte>, kRound> inputs;
+  std::array<std::uint64_t, kRound> hashes;
+  std::array<Operation*, kRound> owners;
+  std::size_t n = 0;
+  const auto flush = [&] {
+    payload_hashes(std::span(inputs).first(n), std::span(hashes).first(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      owners[i]->hash = hashes[i];
+      owners[i]->hash_pending = false;
+    }
+    n = 0;
+  };
+  for (Operation* op : members) {
+    if (op == nullptr || !op->hash_pending) continue;
+    inputs[n] = op->coll.input.as_bytes();
+    owners[n] = op;
+    if (++n == kRound) flush();
+  }
+  if (n > 0) flush();
+}
+
+void hash_pending_input(Operation& op) {
+  if (!op.hash_pending) return;
+  op.hash = payload_hash(op.coll.input.as_bytes());
+  op.hash_pending = false;
+}
+
+}  // namespace ranklab::detail
