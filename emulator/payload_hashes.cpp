@@ -7,9 +7,10 @@
 namespace ranklab::detail {
 namespace {
 
-/// Members hashed in one call of payload_hashes: enough for its batches of four, few enough
-/// for the stack (a million-rank group goes in rounds).
-constexpr std::size_t kRound = 64;
+/// Members hashed in one call of payload_hashes: a few of its batches of four, few enough
+/// that the arrays below cost little to set up for a collective of two (a million-rank
+/// group goes in rounds).
+constexpr std::size_t kRound = 4 * kHashBatch;
 
 }  // namespace
 
