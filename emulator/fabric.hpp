@@ -148,8 +148,8 @@ class Fabric {
   const std::shared_ptr<detail::Operation>& post_collective(int rank, const Group& group,
                                                            const CollectiveArgs& args,
                                                            bool blocking);
-  /// A blocking collective that throws: its input's hash, while the buffer still exists.
-  void hash_before_unwinding(int rank);
+  /// The input hashes of the blocking collectives still waiting, as the run aborts.
+  void hash_pending_collectives();
   void match_or_queue_send(const std::shared_ptr<detail::Operation>& send);
   void match_or_queue_recv(const std::shared_ptr<detail::Operation>& recv);
   void deliver(detail::Operation& send, detail::Operation& recv);

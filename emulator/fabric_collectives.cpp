@@ -25,22 +25,16 @@ Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& 
 void Fabric::collective(int rank, const Group& group, const CollectiveArgs& args) {
   // The operation stays the rank's (RankSlot::spare) after the wait, even if it throws: a
   // call slot of an aborted run may still list it.
-  try {
-    Operation& op = *post_collective(rank, group, args, /*blocking=*/true);
-    wait(op, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
-  } catch (...) {
-    hash_before_unwinding(rank);
-    throw;
-  }
+  Operation& op = *post_collective(rank, group, args, /*blocking=*/true);
+  wait(op, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
 }
 
-void Fabric::hash_before_unwinding(int rank) {
-  // The call's pending event is recorded when the run ends, after its rank has unwound.
-  // If the call threw before it had an operation, the rank's operation is its previous
-  // one, whose hash was taken long ago.
-  Lock lock(mutex_);
-  if (const auto& op = ranks_[static_cast<std::size_t>(rank)]->spare) {
-    detail::hash_pending_input(*op);
+void Fabric::hash_pending_collectives() {
+  // A blocking call waits until the run ends (abort), and its pending event is recorded
+  // after its rank has unwound: the hash is taken now, while every such caller is still in
+  // its call. (A call that disagrees throws earlier and takes its own: post_call.)
+  for (const auto& state : group_states_) {
+    for (const auto& slot : state->calls.slots()) detail::hash_pending_inputs(slot.ops);
   }
 }
 
@@ -59,7 +53,7 @@ const std::shared_ptr<Operation>& Fabric::post_collective(int rank, const Group&
   op->coll = args;
   op->signature = signature;
   op->hash = hash;
-  op->hash_pending = tracing_ && blocking;
+  op->hash_pending = blocking;  // read only when tracing
   // Traces number native collectives on their own (a replay re-issues only those); the
   // call slot counts every collective call of the group.
   auto& next = ranks_[static_cast<std::size_t>(rank)]->coll_seq;
@@ -101,6 +95,7 @@ std::uint64_t Fabric::post_call(int rank, const Group& group, const detail::Post
       // the members that wait in it: which of them noticed depends on who posted first, so
       // the trace marks every member's pending call the same way (blocked).
       op->blocked_at_end = true;
+      if (tracing_) detail::hash_pending_input(*op);  // before its caller unwinds
       abandon(op);
     }
     throw_call_mismatch(rank, group, seq, slot);

@@ -54,8 +54,7 @@ struct Operation {
   std::exception_ptr error;
   RecvStatus status;
   MessageId msg;  ///< the message a send sent or a recv matched
-  std::uint64_t hash = 0;  ///< payload hash, when tracing
-  bool hash_pending = false;  ///< a blocking collective's, not yet taken (detail/payload_hashes.hpp)
+  std::uint64_t hash = 0;  ///< payload hash, when tracing (hash_pending: not yet taken)
   /// The owner's Lamport clock when it posted the operation. Clocks advance only in the
   /// owner's own fiber (at posting, and when it observes a completion), so they depend on
   /// the program, not on which rank the scheduler ran first.
@@ -66,6 +65,10 @@ struct Operation {
   std::vector<std::uint64_t> in_flight;  ///< the owner's open operations when this one was posted
   ComputeWork compute;  ///< what the owner computed since its previous operation (tracing)
   bool blocked_at_end = false;           ///< the owner was waiting for it when the run was aborted
+  /// A blocking collective's input hash, not taken yet (detail/payload_hashes.hpp): set for
+  /// every blocking call, read only when tracing. Here, beside the other flag, it takes no
+  /// room of its own.
+  bool hash_pending = false;
 };
 
 }  // namespace ranklab::detail

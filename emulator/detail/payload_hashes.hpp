@@ -6,7 +6,9 @@
 // (traces/hash.hpp: interleaved, ~1.5x XXH64's speed for two 16 KiB buffers). A
 // non-blocking call's caller may drop its buffer before the others arrive, so its input is
 // hashed when it posts. The trace needs a hash of every call, pending ones of an aborted run
-// included, so a blocking call that throws takes its own before its rank unwinds.
+// included, whose events are written after their ranks unwound: the run's abort hashes every
+// call still waiting (Fabric::hash_pending_collectives), and a call that disagrees with the
+// others hashes its own before it throws (Fabric::post_call).
 #pragma once
 
 #include <span>
