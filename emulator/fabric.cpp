@@ -325,6 +325,7 @@ void Fabric::throw_aborted(int rank) const {
 
 void Fabric::abort(RunStatus status, int root_rank, std::exception_ptr cause, std::string summary,
                    FailureAnalysis analysis) {
+  if (tracing_) hash_pending_collectives();  // while their callers' buffers still exist
   verdict_ = status;
   root_rank_ = root_rank;
   root_cause_ = std::move(cause);

@@ -154,7 +154,10 @@ class Fabric {
   /// last member to arrive.
   const std::shared_ptr<detail::Operation>& post_collective(Lock& lock, int rank,
                                                             const Group& group,
-                                                            const CollectiveArgs& args);
+                                                            const CollectiveArgs& args,
+                                                            bool blocking);
+  /// The input hashes of the blocking collectives still waiting, as the run aborts.
+  void hash_pending_collectives();
   void match_or_queue_send(const std::shared_ptr<detail::Operation>& send);
   void match_or_queue_recv(const std::shared_ptr<detail::Operation>& recv);
   void deliver(detail::Operation& send, detail::Operation& recv);

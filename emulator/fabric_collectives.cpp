@@ -9,6 +9,7 @@
 #include "emulator/detail/collective_exec.hpp"
 #include "comm/mismatch_table.hpp"
 #include "emulator/detail/latent_deadlock.hpp"
+#include "emulator/detail/payload_hashes.hpp"
 #include "comm/errors.hpp"
 #include "emulator/fabric.hpp"
 #include "traces/hash.hpp"
@@ -19,14 +20,14 @@ using detail::Operation;
 
 Request Fabric::icollective(int rank, const Group& group, const CollectiveArgs& args) {
   Lock lock(mutex_, std::defer_lock);
-  return Request(this, post_collective(lock, rank, group, args));
+  return Request(this, post_collective(lock, rank, group, args, /*blocking=*/false));
 }
 
 void Fabric::collective(int rank, const Group& group, const CollectiveArgs& args) {
   // One lock from posting to waking up. The operation stays the rank's (RankSlot::spare)
   // after the wait, even if it throws: a call slot of an aborted run may still list it.
   Lock lock(mutex_, std::defer_lock);
-  Operation& op = *post_collective(lock, rank, group, args);
+  Operation& op = *post_collective(lock, rank, group, args, /*blocking=*/true);
   // The last member to arrive ran the call: it has nothing to wait for.
   if (!op.done.load(std::memory_order_relaxed)) await(lock, op);
   note_waited(op, /*locked=*/true);
@@ -34,15 +35,25 @@ void Fabric::collective(int rank, const Group& group, const CollectiveArgs& args
   observe(op);
 }
 
+void Fabric::hash_pending_collectives() {
+  // A blocking call waits until the run ends (abort), and its pending event is recorded
+  // after its rank has unwound: the hash is taken now, while every such caller is still in
+  // its call. (A call that disagrees throws earlier and takes its own: post_call.)
+  for (const auto& state : group_states_) {
+    for (const auto& slot : state->calls.slots()) detail::hash_pending_inputs(slot.ops);
+  }
+}
+
 // Inline: icollective and collective run it, and a small collective is bound by it.
 [[gnu::always_inline]] inline const std::shared_ptr<Operation>& Fabric::post_collective(
-    Lock& lock, int rank, const Group& group, const CollectiveArgs& args) {
+    Lock& lock, int rank, const Group& group, const CollectiveArgs& args, bool blocking) {
   const int me = group.group_rank(rank);
   RANKLAB_CHECK(me >= 0, "rank {}: {} on group {}, which it is not a member of", rank,
                 to_string(args.op), group.name());
   const int size = group.size();
   const CollectiveSignature signature = make_signature(args, size, me);
-  const std::uint64_t hash = tracing_ ? payload_hash(args.input.as_bytes()) : 0;
+  // A non-blocking call's buffer may go before the others arrive: hashed now.
+  const std::uint64_t hash = tracing_ && !blocking ? payload_hash(args.input.as_bytes()) : 0;
   lock.lock();
   throw_if_aborted(rank);
   RankSlot& slot = *ranks_[static_cast<std::size_t>(rank)];
@@ -51,6 +62,8 @@ void Fabric::collective(int rank, const Group& group, const CollectiveArgs& args
   op->coll_output = args.output.data;
   op->signature = signature;
   op->hash = hash;
+  op->hash_pending = blocking;  // read only when tracing
+  op->coll_input_bytes = args.input.as_bytes().size();  // for its hash
   detail::CallCounters& counters = slot.counters_of(group.id());
   op->coll_seq = counters.collectives++;
   op->call_seq = counters.calls++;
@@ -96,6 +109,7 @@ std::uint64_t Fabric::post_call(int rank, int me, const Group& group,
       // the members that wait in it: which of them noticed depends on who posted first, so
       // the trace marks every member's pending call the same way (blocked).
       op->blocked_at_end = true;
+      if (tracing_) detail::hash_pending_input(*op);  // before its caller unwinds
       abandon(ranks_[static_cast<std::size_t>(rank)]->spare);
     }
     throw_call_mismatch(rank, group, seq, slot);
@@ -134,6 +148,7 @@ void Fabric::abandon(const std::shared_ptr<Operation>& op) { abandoned_.push_bac
 
 void Fabric::finish_collective(detail::CallSlot& slot) {
   const CollectiveSignature& sig = slot.ops.front()->signature;
+  if (tracing_) detail::hash_pending_inputs(slot.ops);
   detail::execute_collective(sig, slot.ops);
   // Every member's clock when it joined, so the value does not depend on arrival order;
   // each member's own clock advances when it observes the completion.

@@ -51,6 +51,7 @@ struct Operation {
   // signature (copying the whole CollectiveArgs was a tenth of a small collective's post).
   const void* coll_input = nullptr;
   void* coll_output = nullptr;
+  std::size_t coll_input_bytes = 0;  ///< for the input's hash, taken late (payload_hashes.hpp)
   CollectiveSignature signature;
   std::int64_t coll_seq = kNoCollective;  ///< the k-th native collective of the group (traces)
   std::uint64_t call_seq = 0;  ///< its call slot: native and point-to-point calls counted
@@ -61,7 +62,7 @@ struct Operation {
   std::exception_ptr error;
   RecvStatus status;
   MessageId msg;  ///< the message a send sent or a recv matched
-  std::uint64_t hash = 0;  ///< payload hash, when tracing
+  std::uint64_t hash = 0;  ///< payload hash, when tracing (hash_pending: not yet taken)
   /// The owner's Lamport clock when it posted the operation. Clocks advance only in the
   /// owner's own fiber (at posting, and when it observes a completion), so they depend on
   /// the program, not on which rank the scheduler ran first.
@@ -72,6 +73,10 @@ struct Operation {
   std::vector<std::uint64_t> in_flight;  ///< the owner's open operations when this one was posted
   ComputeWork compute;  ///< what the owner computed since its previous operation (tracing)
   bool blocked_at_end = false;           ///< the owner was waiting for it when the run was aborted
+  /// A blocking collective's input hash, not taken yet (detail/payload_hashes.hpp): set for
+  /// every blocking call, read only when tracing. Here, beside the other flag, it takes no
+  /// room of its own.
+  bool hash_pending = false;
 };
 
 }  // namespace ranklab::detail

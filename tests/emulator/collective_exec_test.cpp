@@ -87,8 +87,8 @@ std::unique_ptr<Reduction> make(OpKind kind, ReduceOp op, DataType dtype, int me
                                 std::size_t count) {
   auto r = std::make_unique<Reduction>();
   const std::size_t chunks = kind == OpKind::reduce_scatter ? static_cast<std::size_t>(members) : 1;
-  r->sig = {.op = kind, .has_reduce_op = true, .reduce_op = op, .dtype = dtype, .count = count,
-            .root = kind == OpKind::reduce ? std::min(1, members - 1) : kNoRank};
+  r->sig = {.op = kind, .has_reduce_op = true, .reduce_op = op, .dtype = dtype,
+            .root = kind == OpKind::reduce ? std::min(1, members - 1) : kNoRank, .count = count};
   r->storage = std::vector<detail::Operation>(static_cast<std::size_t>(members));
   for (int m = 0; m < members; ++m) {
     std::vector<std::byte> in(chunks * count * sizeof(T));
@@ -103,8 +103,8 @@ std::unique_ptr<Reduction> make(OpKind kind, ReduceOp op, DataType dtype, int me
   }
   for (int m = 0; m < members; ++m) {
     auto& o = r->storage[static_cast<std::size_t>(m)];
-    o.coll.input = {r->inputs[static_cast<std::size_t>(m)].data(), count, dtype};
-    o.coll.output = {r->outputs[static_cast<std::size_t>(m)].data(), count, dtype};
+    o.coll_input = r->inputs[static_cast<std::size_t>(m)].data();
+    o.coll_output = r->outputs[static_cast<std::size_t>(m)].data();
     r->ops.push_back(&o);
   }
   return r;
@@ -196,7 +196,7 @@ TEST(CollectiveExecTest, AliasedBuffersAreReadBeforeTheyAreWritten) {
       auto r = make<float>(OpKind::all_reduce, ReduceOp::sum, DataType::f32, members, count);
       for (int m = 0; m < members; ++m) {
         auto& in = r->inputs[static_cast<std::size_t>((m + shift) % members)];
-        r->storage[static_cast<std::size_t>(m)].coll.output.data = in.data();
+        r->storage[static_cast<std::size_t>(m)].coll_output = in.data();
       }
       detail::execute_collective(r->sig, r->ops);
       for (const auto& in : r->inputs) {

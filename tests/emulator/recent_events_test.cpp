@@ -176,8 +176,8 @@ std::vector<Case> cases() {
                                         .has_reduce_op = c.reduces,
                                         .reduce_op = c.reduce_op,
                                         .dtype = c.dtype,
-                                        .count = c.count,
-                                        .root = c.root};
+                                        .root = c.root,
+                                        .count = c.count};
     op->coll_seq = 23;
     for (const OpStatus status : {OpStatus::completed, OpStatus::pending}) {
       TraceEvent e = base_event(*op, status);
