@@ -63,7 +63,7 @@ void Fabric::hash_pending_collectives() {
   op->signature = signature;
   op->hash = hash;
   op->hash_pending = blocking;  // read only when tracing
-  op->coll_input_bytes = args.input.as_bytes().size();  // for its hash
+  if (tracing_) op->coll_input_bytes = args.input.as_bytes().size();  // for that late hash
   detail::CallCounters& counters = slot.counters_of(group.id());
   op->coll_seq = counters.collectives++;
   op->call_seq = counters.calls++;

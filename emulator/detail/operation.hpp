@@ -51,7 +51,7 @@ struct Operation {
   // signature (copying the whole CollectiveArgs was a tenth of a small collective's post).
   const void* coll_input = nullptr;
   void* coll_output = nullptr;
-  std::size_t coll_input_bytes = 0;  ///< for the input's hash, taken late (payload_hashes.hpp)
+  std::size_t coll_input_bytes = 0;  ///< for the input's hash, taken late (set when tracing)
   CollectiveSignature signature;
   std::int64_t coll_seq = kNoCollective;  ///< the k-th native collective of the group (traces)
   std::uint64_t call_seq = 0;  ///< its call slot: native and point-to-point calls counted
