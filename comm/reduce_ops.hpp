@@ -5,18 +5,37 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "traces/types.hpp"
 
 namespace ranklab::reduce_ops {
 
+/// Integer sums and products wrap modulo 2^bits, as NCCL's and Gloo's do on the machine: in
+/// the unsigned type, since a signed overflow is undefined behaviour (UBSan stops at it) and
+/// the compiler may assume it away. The same instructions, so the same bits as before.
+template <typename T, bool = std::is_integral_v<T>>
+struct Wrapping {
+  using type = T;
+};
+template <typename T>
+struct Wrapping<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <typename T>
+using WrapType = typename Wrapping<T>::type;
+
 template <typename T>
 struct Sum {
-  static T apply(T a, T b) { return static_cast<T>(a + b); }
+  static T apply(T a, T b) {
+    return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
+  }
 };
 template <typename T>
 struct Prod {
-  static T apply(T a, T b) { return static_cast<T>(a * b); }
+  static T apply(T a, T b) {
+    return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
+  }
 };
 template <typename T>
 struct Min {

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -53,6 +54,17 @@ T value_of(int m, std::size_t chunk, std::size_t e) {
   }
 }
 
+// a (+ or *) b for the oracle, integers modulo 2^bits (a signed overflow is undefined).
+template <typename T, typename Fn>
+T wrapped(T a, T b, Fn fn) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(fn(static_cast<U>(a), static_cast<U>(b)));
+  } else {
+    return fn(a, b);
+  }
+}
+
 // What the reduction must give at one element: the members' values combined in ascending
 // group rank, then avg's division (an oracle independent of the emulator's kernels).
 template <typename T>
@@ -62,8 +74,8 @@ T expected_of(ReduceOp op, int members, std::size_t chunk, std::size_t e) {
     const T v = value_of<T>(m, chunk, e);
     switch (op) {
       case ReduceOp::sum:
-      case ReduceOp::avg: acc = static_cast<T>(acc + v); break;
-      case ReduceOp::prod: acc = static_cast<T>(acc * v); break;
+      case ReduceOp::avg: acc = wrapped<T>(acc, v, std::plus<>{}); break;
+      case ReduceOp::prod: acc = wrapped<T>(acc, v, std::multiplies<>{}); break;
       case ReduceOp::min: acc = std::min(acc, v); break;
       case ReduceOp::max: acc = std::max(acc, v); break;
     }
