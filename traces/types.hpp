@@ -13,7 +13,8 @@ namespace ranklab {
 /// Element type of a message or collective buffer.
 enum class DataType : std::uint8_t { u8, i32, i64, f32, f64 };
 
-/// Reduction applied by all_reduce, reduce and reduce_scatter.
+/// Reduction applied by all_reduce, reduce and reduce_scatter. Integer sums and products wrap
+/// modulo 2^bits; avg is the sum divided by the member count (integer division for integers).
 enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
 
 /// What an operation in the trace was. Point-to-point first, then collectives.
