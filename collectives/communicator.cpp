@@ -71,6 +71,16 @@ Communicator::Annotation Communicator::annotate(std::string label) {
   return Annotation(*labels_, intern_label(std::move(label)));
 }
 
+Communicator::CallerScope Communicator::called_from(SourceSite site) {
+  return CallerScope(*labels_, site);
+}
+
+SourceSite Communicator::foreign_site() const {
+  SourceSite site = *labels_->caller;
+  if (labels_->current != nullptr) site.label = labels_->current;
+  return site;
+}
+
 Communicator Communicator::split(int color, int key, Where where) {
   require_member("split");
   // Everyone learns everyone's (color, key) with one all_gather, then builds its group.

@@ -37,6 +37,7 @@ class Communicator {
   using Where = std::source_location;
 
   class Annotation;
+  class CallerScope;
 
   /// The group `backend` stands for; `algorithm` is the default for every collective whose
   /// options say `automatic` (and for groups made from this one). Rank programs do not make
@@ -271,6 +272,11 @@ class Communicator {
   /// forward"): traces record it with the call site and reports show it. Scopes nest; the
   /// innermost names the calls.
   [[nodiscard]] Annotation annotate(std::string label);
+  /// Records the calls this rank makes, on this communicator and every group made from it,
+  /// at `site` instead of their C++ caller until the returned scope ends: for a program in
+  /// another language, whose own lines the reports must name (the PyTorch bridge hands each
+  /// call's script file:line). `site`'s strings must outlive the run (intern_label).
+  [[nodiscard]] CallerScope called_from(SourceSite site);
 
   /// Lets other ranks run; call it between test() polls.
   void yield() { backend_->yield(); }
@@ -295,11 +301,17 @@ class Communicator {
   /// points to an interned string (intern_label), which outlives every scope and report.
   struct Labels {
     const std::string* current = nullptr;
+    const SourceSite* caller = nullptr;  ///< called_from's site; null: the C++ caller's
   };
   Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm,
                std::shared_ptr<Labels> labels);
   /// Where the call was made, as the backend records it: the site and the current label.
-  SourceSite site_of(Where where) const { return SourceSite::from(where, labels_->current); }
+  SourceSite site_of(Where where) const {
+    if (labels_->caller != nullptr) [[unlikely]] return foreign_site();
+    return SourceSite::from(where, labels_->current);
+  }
+  /// site_of for a call in called_from's scope, out of line.
+  SourceSite foreign_site() const;
   /// Tells the backend where the call it is about to serve was made.
   void enter(Where where) { backend_->set_call_site(site_of(where)); }
 
@@ -381,6 +393,25 @@ class [[nodiscard]] Communicator::Annotation {
 
   Labels& labels_;
   const std::string* enclosing_;
+};
+
+/// The scope of Communicator::called_from: restores the enclosing site when it ends.
+class [[nodiscard]] Communicator::CallerScope {
+ public:
+  CallerScope(const CallerScope&) = delete;
+  CallerScope& operator=(const CallerScope&) = delete;
+  ~CallerScope() { labels_.caller = enclosing_; }
+
+ private:
+  friend class Communicator;
+  CallerScope(Labels& labels, SourceSite site)
+      : labels_(labels), site_(site), enclosing_(labels.caller) {
+    labels_.caller = &site_;
+  }
+
+  Labels& labels_;
+  SourceSite site_;
+  const SourceSite* enclosing_;
 };
 
 }  // namespace ranklab
