@@ -94,8 +94,12 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
     static_cast<RankProperties*>(self->get_properties())->scheduler->pick()->resume();
   }
 
-  /// The rank whose fiber the worker thread creates next (RankProperties reads it).
+  /// The rank whose fiber the worker thread creates next (RankProperties reads it); -1 for
+  /// a fiber of the worker's own (a watchdog, the PyTorch bridge's decider), which runs when
+  /// no rank is ready and otherwise once per round.
   static void set_launching_rank(int rank);
+  /// Whether a rank of this worker is ready to run (the worker's own fibers aside).
+  bool has_ready_rank() const noexcept;
 
   /// The calling fiber's properties if it is a rank of a running cluster, else null
   /// (outside any cluster worker thread, or on a worker's own main fiber).
@@ -152,7 +156,6 @@ class RankScheduler : public boost::fibers::algo::algorithm_with_properties<Rank
   static constexpr std::size_t kPrefetchDistance = 4;
   static constexpr int kPrefetchMinRanks = 1024;
   boost::fibers::context* pick_system() noexcept;
-  bool has_ready_rank() const noexcept;
   void lower_priority(int rank) noexcept;
 
   SchedulePolicy policy_;
