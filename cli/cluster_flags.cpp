@@ -24,8 +24,10 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
       ->check(parsed_as("{rank-order,random:SEED,pct:SEED[:DEPTH],preempt:STEP=RANK,...}",
                         SchedulePolicy::parse))
       ->capture_default_str();
-  command.add_option("--threads", flags.threads, "OS threads running the rank fibers")
-      ->capture_default_str();
+  if (set != ClusterFlagSet::torch) {
+    command.add_option("--threads", flags.threads, "OS threads running the rank fibers")
+        ->capture_default_str();
+  }
   command.add_option("--send-mode", flags.send_mode, "rendezvous, eager, or eager<=BYTES")
       ->check(parsed_as("{rendezvous,eager,eager<=BYTES}", SendMode::parse))
       ->capture_default_str();

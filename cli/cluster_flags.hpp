@@ -31,7 +31,9 @@ struct ClusterFlags {
 
 /// Which flags a subcommand takes: a program to run takes all; a replay takes its world
 /// and its operations from the trace, so neither --world nor --algo.
-enum class ClusterFlagSet { program, replay };
+/// A PyTorch script (torchrun) takes its world from --nproc-per-node and runs on one thread
+/// with host tensors, so neither --world, --threads, --algo nor --device.
+enum class ClusterFlagSet { program, replay, torch };
 
 /// Adds --world --policy --threads --send-mode --algo --device --timeout-ms --stack-kib
 /// --trace --fault --wait-graph (without --world, --algo and --device for

@@ -22,6 +22,7 @@
 #include "cli/scenarios_command.hpp"
 #include "cli/schedule_command.hpp"
 #include "cli/stats_command.hpp"
+#include "cli/torchrun_command.hpp"
 #include "cli/unsigned_flags.hpp"
 #include "model/kernels/dispatch.hpp"
 
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
 
   RunFlags run_flags;
   CLI::App& run = add_run_command(app, run_flags);
+  TorchRunFlags torchrun_flags;
+  CLI::App& torchrun = add_torchrun_command(app, torchrun_flags);
   CLI::App& list = add_scenarios_command(app);
   DiffFlags diff_flags;
   CLI::App& diff = add_diff_command(app, diff_flags);
@@ -90,6 +93,10 @@ int main(int argc, char** argv) {
     // RANKLAB_ISA is then one usage error here rather than a failure in every rank.
     spdlog::info("dense kernels: {}", ranklab::kernels::active_kernels().isa);
     if (run) return run_command(run_flags);
+    if (torchrun) {
+      for (const std::string& arg : torchrun.remaining()) torchrun_flags.script_args.push_back(arg);
+      return torchrun_command(torchrun_flags);
+    }
     if (list) return scenarios_command();
     if (diff) return diff_command(diff_flags);
     if (stats) return stats_command(stats_flags);

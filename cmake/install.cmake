@@ -12,6 +12,9 @@ install(TARGETS ${RANKLAB_EXPORTED_TARGETS} EXPORT ranklabTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(TARGET ranklab)
   install(TARGETS ranklab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # `ranklab torchrun`'s side in each Python process, found beside bin/ at run time.
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ranklab_torch
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/ranklab/python PATTERN __pycache__ EXCLUDE)
 endif()
 # In the source tree the headers include each other as "traces/x.hpp" from the project root;
 # installed, they say "ranklab/traces/x.hpp", so the package exports include/ alone and a

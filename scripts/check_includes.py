@@ -23,7 +23,7 @@ SOURCES = (".cpp", ".hpp")
 
 # The layers, lowest first: a module may link only modules before its own layer (a module
 # folder below a layer's folder, collectives/mpi, is of that layer and may link it).
-LAYERS = ("traces", "comm", "emulator", "collectives", "model", "cli")
+LAYERS = ("traces", "comm", "emulator", "collectives", "model", "backends", "cli")
 
 # Includes that cross the graph, each with why and until when: none today. RunReport, the
 # last one (collectives/mpi on emulator/report.hpp), moved to comm/run_report.hpp. A line

@@ -1,0 +1,44 @@
+// `ranklab torchrun`'s launcher: starts N PyTorch processes on one machine, each connected to
+// a coordinator that is a Cluster of N ranks, one ProcessProxy fiber per process, so every
+// torch.distributed call of the script runs on the emulator's fabric and every report is
+// the emulator's own (DESIGN.md §9).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/options.hpp"
+#include "comm/run_report.hpp"
+#include "emulator/options.hpp"
+
+namespace ranklab::torch_bridge {
+
+struct TorchRunOptions {
+  std::string script;                    ///< the user's script, as given
+  std::vector<std::string> script_args;  ///< its arguments
+  std::string python;       ///< the interpreter that runs it
+  std::string python_path;  ///< the folder holding the ranklab_torch package
+  bool keep_backend = false;  ///< leave gloo and nccl process groups as the script asks
+  std::string log_dir;        ///< empty: output prefixed on stderr
+  std::string master_addr = "127.0.0.1";
+  std::optional<int> master_port;  ///< unset: a free port
+  /// world_size is the number of processes. The bridge runs one worker thread: each fiber
+  /// holds its worker while its process computes, so that decisions follow the policy.
+  ClusterOptions cluster;
+  Algorithm algorithm = Algorithm::direct;
+  int connect_timeout_ms = 120'000;  ///< for every process to start and connect
+};
+
+struct TorchRunResult {
+  RunReport report;
+  std::vector<std::string> process_endings;  ///< by rank: "exit status 0", ...
+  std::vector<int> killed;  ///< the ranks whose processes had to be killed at the end
+};
+
+/// Runs the job; returns when every process has ended. Throws Error when the processes
+/// cannot be started or do not connect (a bad interpreter, a script that fails before its
+/// first line runs).
+TorchRunResult run_torch_job(TorchRunOptions options);
+
+}  // namespace ranklab::torch_bridge

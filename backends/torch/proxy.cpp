@@ -1,0 +1,258 @@
+#include "backends/torch/proxy.hpp"
+
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "comm/call_site.hpp"
+#include "comm/matching.hpp"
+
+namespace ranklab::torch_bridge {
+
+struct ProcessProxy::Pending {
+  Work work;
+  std::vector<std::byte> buffer;  ///< what a send sends, or where a receive lands
+  bool receive = false;
+};
+
+namespace {
+
+using nlohmann::json;
+
+/// A field the call must have, of the type it must have: a broken call is the bridge's
+/// bug (or a foreign client's), named with the field.
+template <typename T>
+T field(const json& header, const char* name) {
+  const auto it = header.find(name);
+  if (it == header.end() || it->is_null()) {
+    throw UsageError(fmt::format("the call has no '{}'", name));
+  }
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    throw UsageError(fmt::format("the call's '{}' is not of the expected type: {}", name,
+                                 it->dump()));
+  }
+}
+
+template <typename T>
+std::optional<T> optional_field(const json& header, const char* name) {
+  const auto it = header.find(name);
+  if (it == header.end() || it->is_null()) return std::nullopt;
+  return field<T>(header, name);
+}
+
+DataType dtype_of(const json& header) {
+  const auto name = field<std::string>(header, "dtype");
+  if (const auto dtype = parse_data_type(name)) return *dtype;
+  throw UsageError(fmt::format("unknown dtype '{}'", name));
+}
+
+ReduceOp reduce_of(const json& header) {
+  const auto name = field<std::string>(header, "reduce");
+  if (const auto op = parse_reduce_op(name)) return *op;
+  throw UsageError(fmt::format("unknown reduce op '{}'", name));
+}
+
+std::size_t total(const std::vector<std::size_t>& counts) {
+  return std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+}
+
+/// The script's frame as the reports name it: interned, since a site outlives the call.
+SourceSite site_of(const json& header) {
+  const auto it = header.find("site");
+  if (it == header.end() || !it->is_array() || it->size() != 3) return {};
+  const json& frame = *it;
+  if (!frame[0].is_string() || !frame[1].is_number_unsigned() || !frame[2].is_string()) return {};
+  return {.file = intern_label(frame[0].get<std::string>())->c_str(),
+          .line = frame[1].get<std::uint32_t>(),
+          .function = intern_label(frame[2].get<std::string>())->c_str()};
+}
+
+/// The process's answer for an error the job ended with: raised in the script as a
+/// RuntimeError; `released` when the job ended for a reason outside this call's arguments
+/// (a deadlock, another rank's failure), so the process leaves quietly.
+json error_answer(const std::string& what, bool released) {
+  return {{"error", "ranklab: " + what}, {"released", released}};
+}
+
+}  // namespace
+
+ProcessProxy::ProcessProxy(Communicator& world, WireConnection& connection,
+                           DecisionPoints& decisions)
+    : world_(world), connection_(connection), decisions_(decisions) {}
+
+std::string ProcessProxy::last_call() const {
+  if (last_site_.file == nullptr) return {};
+  return fmt::format("{}:{}", last_site_.file, last_site_.line);
+}
+
+// Handles the script never waited for are dropped by the backend's rule for a dropped
+// handle (emulator/request.hpp): the end of the run reports a send still posted.
+ProcessProxy::~ProcessProxy() = default;
+
+void ProcessProxy::serve() {
+  for (;;) {
+    WireMessage message;
+    try {
+      message = decisions_.next_frame(world_, last_call());
+    } catch (const WireConnection::ConnectionClosed&) {
+      throw ProcessFailedError(
+          fmt::format("its process ended without finishing its script (see its output)"));
+    }
+    const auto op = field<std::string>(message.header, "op");
+    if (op == "exit") return;
+    if (op == "error") {
+      const std::string error = message.header.value("error", std::string("an error"));
+      const std::string traceback = message.header.value("traceback", std::string());
+      throw ProcessFailedError(traceback.empty() ? error
+                                                 : fmt::format("{}\n{}", error, traceback));
+    }
+    try {
+      const SourceSite site = site_of(message.header);
+      if (site.file != nullptr) last_site_ = site;
+      const auto caller = world_.called_from(site);
+      answer(message);
+    } catch (const UsageError& e) {
+      connection_.send(error_answer(e.what(), /*released=*/false));
+      throw;
+    } catch (const Error& e) {
+      connection_.send(error_answer(e.what(), /*released=*/true));
+      throw;
+    }
+  }
+}
+
+void ProcessProxy::answer(WireMessage& message) {
+  const json& header = message.header;
+  const auto op = field<std::string>(header, "op");
+  if (op == "wait" || op == "test") return complete(header, op == "wait");
+  Communicator& comm = group_of(header);
+  std::vector<std::byte>& payload = message.payload;
+  if (op == "isend" || op == "irecv") return post_point_to_point(header, comm, std::move(payload));
+  if (op == "barrier") {
+    // monitored_barrier is a barrier the reports name as the script does.
+    if (const auto label = optional_field<std::string>(header, "label")) {
+      const auto named = comm.annotate(*label);
+      comm.barrier();
+    } else {
+      comm.barrier();
+    }
+    connection_.send(json::object());
+    return;
+  }
+  collective(header, comm, payload);
+}
+
+void ProcessProxy::collective(const json& header, Communicator& comm,
+                              std::vector<std::byte>& payload) {
+  const auto op = field<std::string>(header, "op");
+  const DataType dtype = dtype_of(header);
+  const std::size_t in_count = total(field<std::vector<std::size_t>>(header, "counts"));
+  const std::size_t out_count = total(field<std::vector<std::size_t>>(header, "out_counts"));
+  if (payload.size() != in_count * size_of(dtype)) {
+    throw UsageError(fmt::format("{} sent {} bytes for {} elements of {}", op, payload.size(),
+                                 in_count, to_string(dtype)));
+  }
+  const MutableBuffer input{payload.data(), in_count, dtype};
+  if (op == "all_reduce" || op == "broadcast" || op == "reduce") {
+    if (op == "all_reduce") comm.all_reduce(input, {.op = reduce_of(header)});
+    if (op == "broadcast") comm.broadcast(input, {.root = field<int>(header, "root")});
+    if (op == "reduce") {
+      comm.reduce(input, {.op = reduce_of(header), .root = field<int>(header, "root")});
+    }
+    connection_.send(json::object(), payload);
+    return;
+  }
+  std::vector<std::byte> output(out_count * size_of(dtype));
+  const MutableBuffer out{output.data(), out_count, dtype};
+  if (op == "all_gather") {
+    comm.all_gather(input, out);
+  } else if (op == "reduce_scatter") {
+    comm.reduce_scatter(input, out, {.op = reduce_of(header)});
+  } else if (op == "gather") {
+    comm.gather(input, out, {.root = field<int>(header, "root")});
+  } else if (op == "scatter") {
+    comm.scatter(input, out, {.root = field<int>(header, "root")});
+  } else if (op == "all_to_all") {
+    const auto send_counts = optional_field<std::vector<std::size_t>>(header, "send_counts");
+    const auto recv_counts = optional_field<std::vector<std::size_t>>(header, "recv_counts");
+    if (send_counts || recv_counts) {
+      // torch's split sizes: either side may be left even.
+      const auto even = [&](std::size_t count) {
+        return std::vector<std::size_t>(static_cast<std::size_t>(comm.size()),
+                                        count / static_cast<std::size_t>(comm.size()));
+      };
+      comm.all_to_all_v(input, send_counts ? *send_counts : even(in_count), out,
+                        recv_counts ? *recv_counts : even(out_count));
+    } else {
+      comm.all_to_all(input, out);
+    }
+  } else {
+    throw UsageError(fmt::format("unknown call '{}'", op));
+  }
+  connection_.send(json::object(), output);
+}
+
+void ProcessProxy::post_point_to_point(const json& header, Communicator& comm,
+                                       std::vector<std::byte>&& payload) {
+  const auto op = field<std::string>(header, "op");
+  const DataType dtype = dtype_of(header);
+  const std::size_t count = total(field<std::vector<std::size_t>>(header, "counts"));
+  const int tag = header.value("tag", 0);
+  auto pending = std::make_unique<Pending>();
+  if (op == "isend") {
+    if (payload.size() != count * size_of(dtype)) {
+      throw UsageError(fmt::format("isend sent {} bytes for {} elements of {}", payload.size(),
+                                   count, to_string(dtype)));
+    }
+    pending->buffer = std::move(payload);
+    pending->work = comm.isend(ConstBuffer{pending->buffer.data(), count, dtype},
+                               field<int>(header, "peer"), tag);
+  } else {
+    pending->receive = true;
+    pending->buffer.resize(count * size_of(dtype));
+    const int source = optional_field<int>(header, "peer").value_or(kAnySource);
+    pending->work = comm.irecv(MutableBuffer{pending->buffer.data(), count, dtype}, source, tag);
+  }
+  const std::int64_t handle = next_handle_++;
+  pending_.emplace(handle, std::move(pending));
+  connection_.send({{"handle", handle}});
+}
+
+void ProcessProxy::complete(const json& header, bool wait) {
+  const auto handle = field<std::int64_t>(header, "handle");
+  const auto it = pending_.find(handle);
+  if (it == pending_.end()) throw UsageError(fmt::format("no posted operation {}", handle));
+  Pending& pending = *it->second;
+  if (wait) {
+    pending.work.wait();
+  } else if (!pending.work.test()) {
+    world_.yield();  // a polling script lets the other ranks run, as MPI_Test loops do
+    connection_.send({{"done", false}});
+    return;
+  }
+  json answer = {{"done", true}};
+  std::span<const std::byte> data;
+  if (pending.receive) {
+    const RecvStatus status = pending.work.status();
+    answer["source"] = status.source;
+    data = pending.buffer;
+  }
+  connection_.send(answer, data);
+  pending_.erase(it);
+}
+
+Communicator& ProcessProxy::group_of(const json& header) {
+  const auto ranks = optional_field<std::vector<int>>(header, "group");
+  if (!ranks) return world_;
+  auto it = groups_.find(*ranks);
+  if (it == groups_.end()) it = groups_.emplace(*ranks, world_.new_group(*ranks)).first;
+  return it->second;
+}
+
+}  // namespace ranklab::torch_bridge

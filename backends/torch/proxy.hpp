@@ -1,0 +1,63 @@
+// One PyTorch process as a rank of the emulator: the fiber that takes the process's calls
+// off its connection, one at a time (at decision points: decision_points.hpp), issues each
+// on the fabric through the rank's Communicator at the script's own file:line, and answers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/torch/decision_points.hpp"
+#include "backends/torch/wire.hpp"
+#include "collectives/communicator.hpp"
+#include "comm/errors.hpp"
+
+namespace ranklab::torch_bridge {
+
+/// The process raised, exited with a non-zero status, or died: its rank fails with this.
+class ProcessFailedError : public Error {
+ public:
+  using Error::Error;
+};
+
+class ProcessProxy {
+ public:
+  /// `decisions` hands it its process's calls, at decision points.
+  ProcessProxy(Communicator& world, WireConnection& connection, DecisionPoints& decisions);
+  ProcessProxy(const ProcessProxy&) = delete;
+  ProcessProxy& operator=(const ProcessProxy&) = delete;
+  ~ProcessProxy();
+
+  /// Serves the process's calls until it says its script ended. Throws ProcessFailedError
+  /// when it failed, and what a call threw (DeadlockError, MismatchError, ...) after
+  /// telling the process.
+  void serve();
+  /// Where the process made its last call ("train.py:42"), or "" before its first.
+  std::string last_call() const;
+
+ private:
+  struct Pending;  // a posted send or receive, by handle
+
+  /// Answers one call; throws what the fabric threw.
+  void answer(WireMessage& message);
+  void collective(const nlohmann::json& header, Communicator& comm,
+                  std::vector<std::byte>& payload);
+  void post_point_to_point(const nlohmann::json& header, Communicator& comm,
+                           std::vector<std::byte>&& payload);
+  void complete(const nlohmann::json& header, bool wait);
+  /// The call's group: the world, or the new_group of the global ranks it lists.
+  Communicator& group_of(const nlohmann::json& header);
+
+  Communicator& world_;
+  WireConnection& connection_;
+  DecisionPoints& decisions_;
+  /// The script's line of the last call, for a report on what the process did after it.
+  SourceSite last_site_;
+  std::map<std::vector<int>, Communicator> groups_;
+  std::unordered_map<std::int64_t, std::unique_ptr<Pending>> pending_;
+  std::int64_t next_handle_ = 1;
+};
+
+}  // namespace ranklab::torch_bridge
