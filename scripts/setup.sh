@@ -23,6 +23,7 @@ PACKAGES=(
 TEST_ONLY_PACKAGES=(
   chromium  # renders the HTML trace report in a test (which skips without it); ~20 s to install
   python3-numpy  # NpyTest checks ranklab's .npy files against NumPy's (/usr/bin/python3)
+  python3-torch  # `ranklab torchrun`'s tests run real PyTorch scripts (Debian's 1.13.1)
 )
 
 # missing_packages PKG...: those not installed.

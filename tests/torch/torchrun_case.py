@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""One CTest case of `ranklab torchrun`: runs real PyTorch scripts (scripts/) through the
+bridge and checks the exit code, the report's lines and, where Debian's Gloo has the calls,
+the results against Gloo's on the same script (--keep-backend leaves its groups on Gloo).
+
+    torchrun_case.py --ranklab BUILD/cli/ranklab CASE
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "scripts")
+RANKLAB = None
+
+
+def script(name):
+    return os.path.join(SCRIPTS, name)
+
+
+def torchrun(*args, expect_exit=0):
+    """Runs `ranklab torchrun ARGS`; returns its stdout. Fails on another exit code."""
+    command = [RANKLAB, "torchrun", *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if done.returncode != expect_exit:
+        sys.exit(f"FAIL: {' '.join(command)}\nexited {done.returncode}, expected {expect_exit}\n"
+                 f"--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}")
+    return done.stdout
+
+
+def expect_lines(output, *needles):
+    for needle in needles:
+        if needle not in output:
+            sys.exit(f"FAIL: the report lacks {needle!r}:\n{output}")
+
+
+def compare_with_gloo(name, nproc, *script_args):
+    """The script's per-rank results through ranklab and on Gloo: bitwise equal."""
+    import torch
+
+    with tempfile.TemporaryDirectory() as ours, tempfile.TemporaryDirectory() as gloo:
+        torchrun("--nproc-per-node", str(nproc), script(name), "--out", ours, *script_args)
+        torchrun("--nproc-per-node", str(nproc), "--keep-backend", script(name), "--out", gloo,
+                 *script_args)
+        for rank in range(nproc):
+            a = torch.load(os.path.join(ours, f"rank{rank}.pt"))
+            b = torch.load(os.path.join(gloo, f"rank{rank}.pt"))
+            if a.keys() != b.keys():
+                sys.exit(f"FAIL: rank {rank}: ranklab has {sorted(a)}, Gloo {sorted(b)}")
+            for key in a:
+                if not torch.equal(a[key], b[key]):
+                    sys.exit(f"FAIL: rank {rank}: {key}: ranklab {a[key]} vs Gloo {b[key]}")
+        print(f"{name} at {nproc} processes: {len(a)} results per rank equal to Gloo's")
+
+
+def collectives():
+    for nproc in (1, 2, 3):
+        out = torchrun("--nproc-per-node", str(nproc), script("collectives.py"))
+        expect_lines(out, f"{nproc} processes", "result: ")
+
+
+def collectives_vs_gloo():
+    compare_with_gloo("collectives.py", 4, "--gloo-only")
+
+
+def ddp_vs_gloo():
+    compare_with_gloo("ddp.py", 2)
+
+
+def skip_all_reduce():
+    out = torchrun("--nproc-per-node", "4", script("skip_all_reduce.py"), expect_exit=4)
+    expect_lines(out, "skip_all_reduce.py:11", "skip_all_reduce.py:12")
+
+
+def both_send():
+    out = torchrun("--nproc-per-node", "2", script("both_send.py"), expect_exit=3)
+    expect_lines(out, "both_send.py:11", "culprit (send-cycle)")
+
+
+def both_send_eager():
+    out = torchrun("--nproc_per_node", "2", "--send-mode", "eager", script("both_send.py"),
+                   expect_exit=6)
+    expect_lines(out, "both_send.py:11", "potential-deadlock")
+
+
+def size_mismatch():
+    out = torchrun("--nproc-per-node", "4", script("size_mismatch.py"), expect_exit=4)
+    expect_lines(out, "size_mismatch.py:8", "rank 2")
+
+
+def raises():
+    out = torchrun("--nproc-per-node", "3", script("raises.py"), expect_exit=5)
+    expect_lines(out, "rank 1", "ValueError: bad batch on rank 1", "raises.py")
+
+
+def deterministic_trace():
+    with tempfile.TemporaryDirectory() as folder:
+        traces = []
+        for attempt in range(3):
+            path = os.path.join(folder, f"t{attempt}.jsonl")
+            torchrun("--nproc-per-node", "4", "--policy", "random:7", "--trace", path,
+                     script("any_source.py"))
+            with open(path, "rb") as trace:
+                traces.append(trace.read())
+        if len(set(traces)) != 1:
+            sys.exit("FAIL: three runs under random:7 wrote different traces")
+        print(f"3 runs, one trace ({len(traces[0])} bytes)")
+
+
+CASES = {f.__name__: f for f in (collectives, collectives_vs_gloo, ddp_vs_gloo, skip_all_reduce,
+                                 both_send, both_send_eager, size_mismatch, raises,
+                                 deterministic_trace)}
+
+
+def main():
+    global RANKLAB
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ranklab", required=True)
+    parser.add_argument("case", choices=sorted(CASES))
+    args = parser.parse_args()
+    RANKLAB = args.ranklab
+    CASES[args.case]()
+    print(f"{args.case}: passed")
+
+
+if __name__ == "__main__":
+    main()
