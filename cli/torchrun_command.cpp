@@ -86,6 +86,33 @@ std::string describe(const TorchRunFlags& flags, const ClusterOptions& options) 
                      options.send_mode.to_string());
 }
 
+// The Python stacks of the ranks that ended blocked (deadlocked, or cancelled in a wait), by
+// rank: where in the script each one waits.
+nlohmann::ordered_json blocked_stacks(const torch_bridge::TorchRunResult& result) {
+  nlohmann::ordered_json stacks = nlohmann::ordered_json::object();
+  for (std::size_t rank = 0; rank < result.report.ranks.size(); ++rank) {
+    if (result.report.ranks[rank].state == RankOutcome::State::finished) continue;
+    nlohmann::ordered_json frames = nlohmann::ordered_json::array();
+    for (const auto& frame : result.python_stacks[rank]) {
+      if (frame.is_array() && frame.size() == 3) {
+        frames.push_back({{"file", frame[0]}, {"line", frame[1]}, {"function", frame[2]}});
+      }
+    }
+    stacks[std::to_string(rank)] = std::move(frames);
+  }
+  return stacks;
+}
+
+void log_blocked_stacks(const nlohmann::ordered_json& stacks) {
+  for (const auto& [rank, frames] : stacks.items()) {
+    spdlog::debug("rank {}'s Python stack at its last call, innermost first:", rank);
+    for (const auto& frame : frames) {
+      spdlog::debug("  {}:{} in {}", frame["file"].get<std::string>(), frame["line"].get<int>(),
+                    frame["function"].get<std::string>());
+    }
+  }
+}
+
 }  // namespace
 
 CLI::App& add_torchrun_command(CLI::App& app, TorchRunFlags& flags) {
@@ -160,10 +187,12 @@ int torchrun_command(const TorchRunFlags& flags) {
     json["world"] = flags.nproc_per_node;
     json.update(run_report_json(run));
     json["processes"] = result.process_endings;
+    json["python_stacks"] = blocked_stacks(result);
     json["trace"] = flags.cluster.trace_path;
     std::cout << json.dump(2) << "\n";
     return exit_code(run.status);
   }
+  log_blocked_stacks(blocked_stacks(result));
   std::cout << headline << "\n";
   if (!run.ok()) std::cout << "\n" << render_analysis(run.analysis) << "\n";
   print_diagnosis(std::cout, run.culprit, run.faults);

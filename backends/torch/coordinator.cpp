@@ -151,8 +151,8 @@ std::vector<std::unique_ptr<WireConnection>> accept_all(Listener& listener,
       throw Error(fmt::format("a process connected with an unexpected hello: {}",
                               hello.header.dump()));
     }
-    connections[static_cast<std::size_t>(rank)] = std::make_unique<WireConnection>(
-        ::dup(fd), fmt::format("rank {}'s process", rank));
+    connection->set_peer(fmt::format("rank {}'s process", rank));
+    connections[static_cast<std::size_t>(rank)] = std::move(connection);
     ++connected;
   }
   return connections;
@@ -175,6 +175,7 @@ TorchRunResult run_torch_job(TorchRunOptions options) {
   DecisionPoints decisions(connections, processes, options.cluster.timeout);
   Cluster cluster(options.cluster, options.algorithm);
   TorchRunResult result;
+  result.python_stacks.resize(static_cast<std::size_t>(n));
   result.report = cluster.run([&](Communicator& world) {
     const int rank = world.rank();
     decisions.rank_started(world);
@@ -182,9 +183,11 @@ TorchRunResult run_torch_job(TorchRunOptions options) {
     try {
       proxy.serve();
     } catch (...) {
+      result.python_stacks[static_cast<std::size_t>(rank)] = proxy.last_stack();
       decisions.rank_ended(rank, /*failed=*/true);
       throw;
     }
+    result.python_stacks[static_cast<std::size_t>(rank)] = proxy.last_stack();
     decisions.rank_ended(rank, /*failed=*/false);
   });
   connections.clear();  // a process still in a call learns that the job has ended

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "collectives/options.hpp"
 #include "comm/run_report.hpp"
 #include "emulator/options.hpp"
@@ -34,6 +36,9 @@ struct TorchRunResult {
   RunReport report;
   std::vector<std::string> process_endings;  ///< by rank: "exit status 0", ...
   std::vector<int> killed;  ///< the ranks whose processes had to be killed at the end
+  /// By rank: the script's frames at its last call, innermost first, as
+  /// [[file, line, function], ...] (where a blocked rank waits).
+  std::vector<nlohmann::json> python_stacks;
 };
 
 /// Runs the job; returns when every process has ended. Throws Error when the processes

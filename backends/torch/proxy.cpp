@@ -115,6 +115,9 @@ void ProcessProxy::serve() {
     try {
       const SourceSite site = site_of(message.header);
       if (site.file != nullptr) last_site_ = site;
+      if (const auto stack = message.header.find("stack"); stack != message.header.end()) {
+        last_stack_ = *stack;
+      }
       const auto caller = world_.called_from(site);
       answer(message);
     } catch (const UsageError& e) {

@@ -36,6 +36,8 @@ class ProcessProxy {
   void serve();
   /// Where the process made its last call ("train.py:42"), or "" before its first.
   std::string last_call() const;
+  /// The script's frames at its last call, innermost first: [[file, line, function], ...].
+  const nlohmann::json& last_stack() const { return last_stack_; }
 
  private:
   struct Pending;  // a posted send or receive, by handle
@@ -55,6 +57,7 @@ class ProcessProxy {
   DecisionPoints& decisions_;
   /// The script's line of the last call, for a report on what the process did after it.
   SourceSite last_site_;
+  nlohmann::json last_stack_ = nlohmann::json::array();
   std::map<std::vector<int>, Communicator> groups_;
   std::unordered_map<std::int64_t, std::unique_ptr<Pending>> pending_;
   std::int64_t next_handle_ = 1;

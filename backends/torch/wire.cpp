@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -88,15 +87,6 @@ WireMessage WireConnection::receive() {
     throw Error(fmt::format("{} closed its connection inside a frame", peer_));
   }
   return message;
-}
-
-bool WireConnection::wait_readable(int timeout_ms) {
-  pollfd entry{fd_, POLLIN, 0};
-  const int ready = ::poll(&entry, 1, timeout_ms);
-  if (ready < 0 && errno != EINTR) {
-    throw Error(fmt::format("waiting for {}: {}", peer_, std::strerror(errno)));
-  }
-  return ready > 0;
 }
 
 void WireConnection::send(const nlohmann::json& header, std::span<const std::byte> payload) {

@@ -31,10 +31,10 @@ class WireConnection {
   /// for a broken frame.
   WireMessage receive();
   void send(const nlohmann::json& header, std::span<const std::byte> payload = {});
-  /// Whether a frame (or the end of the stream) is there to read within `timeout_ms`.
-  bool wait_readable(int timeout_ms);
+
   int fd() const { return fd_; }
   const std::string& peer() const { return peer_; }
+  void set_peer(std::string peer) { peer_ = std::move(peer); }
 
   /// The other side closed the connection between frames.
   struct ConnectionClosed {};

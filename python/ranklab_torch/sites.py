@@ -13,7 +13,9 @@ _SKIPPED = tuple(
 
 
 def _is_users(filename):
-    return not (filename.startswith(_SKIPPED) or filename.startswith("<"))
+    if filename.startswith("<"):  # <frozen runpy>, <string>: Python's own
+        return False
+    return not os.path.abspath(filename).startswith(_SKIPPED)
 
 
 def user_stack(limit=16):
@@ -22,7 +24,7 @@ def user_stack(limit=16):
     frame = sys._getframe(1)
     while frame is not None and len(frames) < limit:
         code = frame.f_code
-        if _is_users(os.path.abspath(code.co_filename)):
+        if _is_users(code.co_filename):
             frames.append([code.co_filename, frame.f_lineno, code.co_name])
         frame = frame.f_back
     return frames

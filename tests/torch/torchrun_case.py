@@ -6,6 +6,7 @@ the results against Gloo's on the same script (--keep-backend leaves its groups 
     torchrun_case.py --ranklab BUILD/cli/ranklab CASE
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -77,6 +78,14 @@ def skip_all_reduce():
 def both_send():
     out = torchrun("--nproc-per-node", "2", script("both_send.py"), expect_exit=3)
     expect_lines(out, "both_send.py:11", "culprit (send-cycle)")
+    report = json.loads(torchrun("--nproc-per-node", "2", "--json", script("both_send.py"),
+                                 expect_exit=3))
+    if report["culprit"]["kind"] != "send-cycle" or report["exit_code"] != 3:
+        sys.exit(f"FAIL: --json says {report['culprit']}, exit {report['exit_code']}")
+    for rank in ("0", "1"):
+        frames = report["python_stacks"][rank]
+        if [frames[0]["file"].endswith("both_send.py"), frames[0]["line"]] != [True, 11]:
+            sys.exit(f"FAIL: rank {rank}'s Python stack is {frames}")
 
 
 def both_send_eager():
