@@ -81,9 +81,9 @@ std::string python_package_dir() {
 }
 
 std::string describe(const TorchRunFlags& flags, const ClusterOptions& options) {
-  return fmt::format("ranklab torchrun: {}, {} processes, policy {}, send mode {}", flags.script,
-                     options.world_size, options.policy.to_string(),
-                     options.send_mode.to_string());
+  return fmt::format("ranklab torchrun: {}, {}, policy {}, send mode {}", flags.script,
+                     plural(static_cast<std::size_t>(options.world_size), "process", "processes"),
+                     options.policy.to_string(), options.send_mode.to_string());
 }
 
 // The Python stacks of the ranks that ended blocked (deadlocked, or cancelled in a wait), by

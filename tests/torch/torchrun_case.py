@@ -57,9 +57,20 @@ def compare_with_gloo(name, nproc, *script_args):
 
 
 def collectives():
-    for nproc in (1, 2, 3):
+    for nproc in (1, 3):
         out = torchrun("--nproc-per-node", str(nproc), script("collectives.py"))
-        expect_lines(out, f"{nproc} processes", "result: ")
+        processes = "1 process," if nproc == 1 else f"{nproc} processes,"
+        expect_lines(out, processes, f"result: ok: {nproc} rank")
+    # Two processes, their output kept in files; a second run refuses to overwrite them.
+    with tempfile.TemporaryDirectory() as logs:
+        torchrun("--nproc_per_node", "2", "--log-dir", logs, script("collectives.py"))
+        for rank in range(2):
+            with open(os.path.join(logs, f"rank{rank}", "stdout.log")) as out:
+                expect_lines(out.read(), f"rank {rank}: ")
+        refused = subprocess.run([RANKLAB, "torchrun", "--nproc-per-node", "2", "--log-dir", logs,
+                                  script("collectives.py")], capture_output=True, text=True)
+        if refused.returncode != 1 or "ranklab does not overwrite it" not in refused.stderr:
+            sys.exit(f"FAIL: a second --log-dir run: exit {refused.returncode}, {refused.stderr}")
 
 
 def collectives_vs_gloo():

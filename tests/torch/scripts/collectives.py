@@ -152,6 +152,9 @@ check("all_to_all_single_uneven", out,
 work = dist.all_reduce(torch.ones(2), async_op=True)
 work.wait()
 assert work.is_completed()
+future = dist.all_reduce(torch.ones(2), async_op=True).get_future()
+check("future", future.wait()[0], torch.full((2,), float(world)))
+dist.monitored_barrier()
 assert dist.get_backend() == ("gloo" if os.environ.get("RANKLAB_TORCH_KEEP_BACKEND") else "ranklab")
 
 if args.out:
