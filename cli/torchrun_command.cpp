@@ -197,8 +197,9 @@ int torchrun_command(const TorchRunFlags& flags) {
   if (!run.ok()) std::cout << "\n" << render_analysis(run.analysis) << "\n";
   print_diagnosis(std::cout, run.culprit, run.faults);
   for (const int rank : result.killed) {
-    std::cout << fmt::format("rank {}'s process did not end within 10 s of the job's end: killed\n",
-                             rank);
+    std::cout << fmt::format(
+        "rank {}'s process was outside any call when the job ended and did not end: killed\n",
+        rank);
   }
   std::cout << "result: " << run.summary << "\n";
   if (!flags.cluster.trace_path.empty()) std::cout << "trace: " << flags.cluster.trace_path << "\n";

@@ -191,7 +191,9 @@ TorchRunResult run_torch_job(TorchRunOptions options) {
     decisions.rank_ended(rank, /*failed=*/false);
   });
   connections.clear();  // a process still in a call learns that the job has ended
-  result.killed = processes.finish(/*grace_ms=*/10'000);
+  // A process outside any call (stuck in torch's store waiting for a dead one, or computing
+  // past the timeout) would never learn it: it gets a few seconds, then is killed.
+  result.killed = processes.finish(/*grace_ms=*/3'000);
   for (int rank = 0; rank < n; ++rank) result.process_endings.push_back(processes.how_it_ended(rank));
   return result;
 }
