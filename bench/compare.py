@@ -173,7 +173,8 @@ class Compare:
                     "</platform>\n")
         with open(f"{mpi}/hosts", "w") as f:
             f.write("".join(f"node-{i}\n" for i in range(4096)))
-        self.mpi = mpi
+        # Not self.mpi: that name is the mpi section's method, which main() looks up by name.
+        self.peers = mpi
 
     def build_mpi_peer(self):
         """The raw Open MPI side of the mpi section (bench/peers/mpi_allreduce.c)."""
@@ -184,8 +185,8 @@ class Compare:
             sys.exit(f"compare: could not build the raw Open MPI peer: {' '.join(cmd)}")
 
     def smpirun(self, np_, program, args, tree):
-        return ["smpirun", "-platform", f"{self.mpi}/cluster.xml", "-hostfile",
-                f"{self.mpi}/hosts", "-np", str(np_), "-no-privatize", program, *args,
+        return ["smpirun", "-platform", f"{self.peers}/cluster.xml", "-hostfile",
+                f"{self.peers}/hosts", "-np", str(np_), "-no-privatize", program, *args,
                 *SMPI_FAST, *(SMPI_TREE if tree else [])]
 
     # ------------------------------------------------------------------ sections
@@ -212,11 +213,11 @@ class Compare:
         for count, (iters, warmup) in ALLREDUCE_SIZES.items():
             args = [str(count), str(iters), str(warmup), "allreduce"]
             r = run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "8",
-                     f"{self.mpi}/allreduce_ompi", *args], 600)
+                     f"{self.peers}/allreduce_ompi", *args], 600)
             r.update(parse_mpi(r["stdout"]))
             r.pop("stdout")
             self.add(f"allreduce/ompi/{count}", r)
-            r = run(self.smpirun(8, f"{self.mpi}/allreduce_smpi", args, tree=False), 600)
+            r = run(self.smpirun(8, f"{self.peers}/allreduce_smpi", args, tree=False), 600)
             r.update(parse_mpi(r["stdout"]))
             r.pop("stdout")
             self.add(f"allreduce/smpi/{count}", r)
@@ -230,7 +231,7 @@ class Compare:
                 r.pop("stdout")
                 self.add(f"scale/ranklab/{n}/t{threads}", r)
             if n in SCALE_WORLDS:
-                r = run(self.smpirun(n, f"{self.mpi}/scale_smpi", [], tree=True), 600)
+                r = run(self.smpirun(n, f"{self.peers}/scale_smpi", [], tree=True), 600)
                 r.pop("stdout")
                 self.add(f"scale/smpi/{n}", r)
         r = run([ranklab, "run", "--scenario", "allreduce", "--world", str(SCALE_MILLION),
