@@ -3,6 +3,7 @@
 which installs the peers and builds the benchmarks first; this file runs the measurements.
 
     bench/compare.py --build BUILD_DIR [--rounds 3] [--out DIR] [--only step,allreduce,...]
+                     [--dry-run]
 
 Every measurement of a comparison is taken ROUNDS times, the sides alternating inside each
 round (ranklab, then each peer), so the machine's load falls on all of them alike. Each run
@@ -29,6 +30,10 @@ Sections (--only picks some):
              (mpi_allreduce_bench, --algo mpi and direct) vs the same in-place MPI_Allreduce on
              raw Open MPI (bench/peers/mpi_allreduce.c), and the seed step (mpi_step_bench) vs
              PyTorch Gloo on 8 processes; every job through tests/mpi/mpirun.sh
+--dry-run sets up every chosen section and prints the commands it would run, one round, without
+running any (nor building the peers' programs, nor writing raw.json), then the files and
+programs they need; it fails if one in the source tree is missing. CTest runs it (tests/
+CMakeLists.txt, BenchCompareTest), so a section whose set-up breaks fails the suite in a second.
 Python 3 standard library only.
 """
 import argparse
@@ -68,6 +73,9 @@ EXPLORE_JOBS = [1, 2]
 # (the floor is per core) this many times.
 BIG_TRACE = ["--scenario", "allreduce", "--algo", "ring", "--world", "512", "--count", "512"]
 ONE_CORE = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+# --dry-run: run() prints each command and runs nothing; the paths the commands name, by path.
+DRY_RUN = False
+DRY_PATHS = {}
 REPLAY_END_TO_END_RUNS = 3
 
 # SMPI's documented speed options (../shared/bench/mpi/README.md): "fast" for 8 ranks, plus
@@ -89,6 +97,8 @@ def loadavg():
 
 def run(cmd, timeout, cwd=None, env=None):
     """Runs cmd (a list) in its own session; returns rc, wall, CPU and peak RSS of its tree."""
+    if DRY_RUN:
+        return dry_run(cmd, cwd)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         load = loadavg()
         start = time.monotonic()
@@ -121,6 +131,20 @@ def run(cmd, timeout, cwd=None, env=None):
     return result
 
 
+def dry_run(cmd, cwd):
+    """--dry-run's run(): prints cmd and notes the programs and files it names."""
+    print(f"  {' '.join(cmd)}" + (f"  (in {cwd})" if cwd else ""), flush=True)
+    for i, arg in enumerate(cmd):
+        if arg.startswith("-"):
+            continue  # an option (gbench's --benchmark_out is a fresh temporary file)
+        if os.path.isabs(arg):
+            DRY_PATHS[arg] = os.path.exists(arg)
+        elif i == 0:
+            DRY_PATHS[arg] = shutil.which(arg) is not None
+    return {"cmd": " ".join(cmd), "rc": 0, "wall_s": 0.0, "cpu_s": 0.0, "maxrss_kib": 0,
+            "load": 0.0, "stdout": "", "stderr": "", "dry_run": True}
+
+
 def gbench(binary, bench_filter, extra=(), timeout=900):
     """Runs a Google Benchmark binary; returns its run plus the JSON benchmarks by name."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
@@ -145,7 +169,7 @@ class Compare:
         self.work = tempfile.mkdtemp(prefix="ranklab-compare.")
         # bench/compare names itself as a user types it, without this machine's paths.
         command = os.environ.get("RANKLAB_COMPARE_COMMAND", " ".join(sys.argv))
-        self.raw = {"samples": {}, "machine": machine(), "command": command,
+        self.raw = {"samples": {}, "machine": {} if DRY_RUN else machine(), "command": command,
                     "started": now_utc(), "rounds": args.rounds}
 
     def add(self, key, sample):
@@ -173,7 +197,8 @@ class Compare:
                     "</platform>\n")
         with open(f"{mpi}/hosts", "w") as f:
             f.write("".join(f"node-{i}\n" for i in range(4096)))
-        self.mpi = mpi
+        # Not self.mpi: that name is the mpi section's method, which main() looks up by name.
+        self.peers = mpi
 
     def build_mpi_peer(self):
         """The raw Open MPI side of the mpi section (bench/peers/mpi_allreduce.c)."""
@@ -184,8 +209,8 @@ class Compare:
             sys.exit(f"compare: could not build the raw Open MPI peer: {' '.join(cmd)}")
 
     def smpirun(self, np_, program, args, tree):
-        return ["smpirun", "-platform", f"{self.mpi}/cluster.xml", "-hostfile",
-                f"{self.mpi}/hosts", "-np", str(np_), "-no-privatize", program, *args,
+        return ["smpirun", "-platform", f"{self.peers}/cluster.xml", "-hostfile",
+                f"{self.peers}/hosts", "-np", str(np_), "-no-privatize", program, *args,
                 *SMPI_FAST, *(SMPI_TREE if tree else [])]
 
     # ------------------------------------------------------------------ sections
@@ -212,11 +237,11 @@ class Compare:
         for count, (iters, warmup) in ALLREDUCE_SIZES.items():
             args = [str(count), str(iters), str(warmup), "allreduce"]
             r = run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "8",
-                     f"{self.mpi}/allreduce_ompi", *args], 600)
+                     f"{self.peers}/allreduce_ompi", *args], 600)
             r.update(parse_mpi(r["stdout"]))
             r.pop("stdout")
             self.add(f"allreduce/ompi/{count}", r)
-            r = run(self.smpirun(8, f"{self.mpi}/allreduce_smpi", args, tree=False), 600)
+            r = run(self.smpirun(8, f"{self.peers}/allreduce_smpi", args, tree=False), 600)
             r.update(parse_mpi(r["stdout"]))
             r.pop("stdout")
             self.add(f"allreduce/smpi/{count}", r)
@@ -230,7 +255,7 @@ class Compare:
                 r.pop("stdout")
                 self.add(f"scale/ranklab/{n}/t{threads}", r)
             if n in SCALE_WORLDS:
-                r = run(self.smpirun(n, f"{self.mpi}/scale_smpi", [], tree=True), 600)
+                r = run(self.smpirun(n, f"{self.peers}/scale_smpi", [], tree=True), 600)
                 r.pop("stdout")
                 self.add(f"scale/smpi/{n}", r)
         r = run([ranklab, "run", "--scenario", "allreduce", "--world", str(SCALE_MILLION),
@@ -273,7 +298,7 @@ class Compare:
         # kernels) randomly interleaved, so the load falls on all of them alike.
         for name in ("dense_bench", "dense_bench_native"):
             path = self.bin("bench", name)
-            if os.path.exists(path):
+            if os.path.exists(path) or DRY_RUN:
                 r = gbench(path, ".", ["--benchmark_repetitions=3",
                                        "--benchmark_enable_random_interleaving=true"])
                 r["kernels"] = r.pop("context", {}).get("kernels")
@@ -295,14 +320,16 @@ class Compare:
             r = run([*ONE_CORE, ranklab, "replay", trace], 600)
             m = re.search(r"operations: (\d+) of (\d+) re-issued", r["stdout"])
             r["events"] = int(m.group(2)) if m else None
-            r["trace_mib"] = os.path.getsize(trace) / 2**20
+            r["trace_mib"] = os.path.getsize(trace) / 2**20 if not DRY_RUN else None
             r["stdout"] = r["stdout"][-2000:]
             self.add("replay/end_to_end", r)
-        os.remove(trace)
+        if not DRY_RUN:
+            os.remove(trace)
 
     def explore(self, round_):
         ranklab = self.bin("cli", "ranklab")
-        if not re.search(r"^\s+explore\b", run([ranklab, "--help"], 60)["stdout"], re.M):
+        commands = run([ranklab, "--help"], 60)["stdout"]
+        if not DRY_RUN and not re.search(r"^\s+explore\b", commands, re.M):
             self.raw["explore_missing"] = True
             return
         # One job, then two, in each round: the two see the same load, and each round's
@@ -322,6 +349,8 @@ class Compare:
         for name in wanted:
             if name not in SECTIONS:
                 sys.exit(f"compare: unknown section '{name}' (known: {', '.join(SECTIONS)})")
+        if DRY_RUN:
+            print("peers:", flush=True)
         if {"allreduce", "scale"} & set(wanted):
             self.build_peers()
         if "mpi" in wanted:
@@ -330,6 +359,8 @@ class Compare:
         alternating = [s for s in wanted
                        if s in ("step", "allreduce", "scale", "mpi", "dense", "explore")]
         once = [s for s in wanted if s not in alternating]
+        if DRY_RUN:
+            return self.dry_run(alternating + once)
         start = time.monotonic()
         for round_ in range(self.args.rounds):
             for name in alternating:
@@ -347,6 +378,31 @@ class Compare:
         shutil.rmtree(self.work, ignore_errors=True)
         log(f"raw results: {path} ({self.raw['total_s']:.0f} s)")
         return path
+
+    def dry_run(self, sections):
+        """--dry-run: one round of each section's commands, then what they need. Fails when a
+        file of the source tree that a command names is missing; the build's programs, the
+        peers' tools and ../shared are listed, present or not (a test build lacks them)."""
+        for name in sections:
+            print(f"{name}:", flush=True)
+            getattr(self, name)(0)
+        shutil.rmtree(self.work, ignore_errors=True)
+        print("needs:")
+        missing = []
+        for path, present in sorted(DRY_PATHS.items()):
+            if path.startswith(self.work + os.sep):
+                continue  # made by the run itself
+            print(f"  {'present' if present else 'absent '}  {path}")
+            in_source = (path.startswith(ROOT + os.sep)
+                         and not path.startswith(self.build + os.sep))
+            if in_source and not present:
+                missing.append(path)
+        if missing:
+            sys.exit("compare: the dry run's commands name files missing from the source tree: "
+                     + ", ".join(missing))
+        if len(sections) == len(SECTIONS):
+            return f"compare: dry run: every section set up ({len(SECTIONS)})"
+        return f"compare: dry run: {len(sections)} of {len(SECTIONS)} sections set up"
 
 
 def parse_torch(text):
@@ -425,11 +481,15 @@ def main():
     parser.add_argument("--build", required=True, help="ranklab build folder with the benchmarks")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds [3]")
     parser.add_argument("--only", help=f"comma list out of {','.join(SECTIONS)} [all]")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print each section's commands (one round) and run none")
     parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "ranklab-compare"),
                         help="where raw.json goes [$TMPDIR/ranklab-compare]")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    global DRY_RUN
+    DRY_RUN = args.dry_run
     print(Compare(args).main())
 
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,12 +24,42 @@ namespace ranklab::testing {
 
 /// One point of the grid. Each case runs every dtype of kDtypes in turn (for_each_dtype):
 /// one test per dtype would quadruple the processes ctest starts, which cost more than the
-/// runs themselves.
+/// runs themselves. Each case also runs under one schedule of kGridSchedules (grid() says
+/// which).
 struct GridCase {
   int world = 1;
   std::size_t count = 0;  ///< elements: the buffer, or one rank's block for block collectives
   Algorithm algorithm = Algorithm::direct;
+  int threads = 1;
+  std::string policy = "rank-order";
+
+  /// The cluster this case runs on.
+  ClusterOptions options() const {
+    ClusterOptions o;
+    o.world_size = world;
+    o.threads = threads;
+    o.policy = SchedulePolicy::parse(policy);
+    return o;
+  }
+
+  /// `w13_n1024_ring_random:7_t2`: what gtest (and ctest's test names) show for the case,
+  /// rather than its bytes, which hold the policy string's pointer.
+  friend void PrintTo(const GridCase& c, std::ostream* os) {
+    *os << fmt::format("w{}_n{}_{}_{}_t{}", c.world, c.count, to_string(c.algorithm), c.policy,
+                       c.threads);
+  }
 };
+
+/// Worker threads and scheduling policy: one and two threads, rank order and a random
+/// policy. Not their cross product with every case (that would quadruple the grid's
+/// processes): grid() turns through the four, so that every algorithm meets each of them on
+/// every world and on every count.
+struct GridSchedule {
+  int threads = 1;
+  const char* policy = "rank-order";
+};
+inline const std::vector<GridSchedule> kGridSchedules = {
+    {1, "rank-order"}, {2, "random:7"}, {2, "rank-order"}, {1, "random:7"}};
 
 /// Named apart from cluster_params.hpp's kWorlds: both headers are linked into one test binary,
 /// and two inline variables of one name with different values break the one-definition rule.
@@ -39,28 +70,38 @@ inline const std::vector<DataType> kDtypes = {DataType::f32, DataType::f64, Data
 inline const std::vector<ReduceOp> kOps = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min,
                                            ReduceOp::max, ReduceOp::avg};
 
+/// The schedule of the case at these indices into algorithms, kGridWorlds and kCounts: the
+/// next one along each index, so any four consecutive counts of one algorithm and world (or
+/// worlds of one algorithm and count) see all four schedules.
+inline const GridSchedule& grid_schedule(std::size_t algorithm, std::size_t world,
+                                         std::size_t count) {
+  return kGridSchedules[(algorithm + world + count) % kGridSchedules.size()];
+}
+
 /// Every world x count x algorithm, except counts above `max_big_world`'s reach:
 /// with block collectives a count of 100003 per rank means p * 100003 elements per rank,
 /// so the largest count runs only on worlds up to `max_big_world` to keep the suite fast.
+/// Each case under the schedule grid_schedule gives it.
 inline std::vector<GridCase> grid(std::vector<Algorithm> algorithms, int max_big_world = 16) {
   std::vector<GridCase> cases;
-  for (Algorithm a : algorithms) {
-    for (int w : kGridWorlds) {
-      for (std::size_t n : kCounts) {
-        if (n > 10'000 && w > max_big_world) continue;
-        cases.push_back({w, n, a});
+  for (std::size_t a = 0; a < algorithms.size(); ++a) {
+    for (std::size_t w = 0; w < kGridWorlds.size(); ++w) {
+      for (std::size_t n = 0; n < kCounts.size(); ++n) {
+        if (kCounts[n] > 10'000 && kGridWorlds[w] > max_big_world) continue;
+        const GridSchedule& s = grid_schedule(a, w, n);
+        cases.push_back({kGridWorlds[w], kCounts[n], algorithms[a], s.threads, s.policy});
       }
     }
   }
   return cases;
 }
 
-/// `w13_n1024_ring`.
+/// `w13_n1024_ring_random_7_t2`.
 inline std::string case_name(const ::testing::TestParamInfo<GridCase>& info) {
   const GridCase& c = info.param;
   std::string algo(to_string(c.algorithm));
   for (char& ch : algo) ch = ch == '-' ? '_' : ch;
-  return fmt::format("w{}_n{}_{}", c.world, c.count, algo);
+  return fmt::format("w{}_n{}_{}_{}_t{}", c.world, c.count, algo, policy_name(c.policy), c.threads);
 }
 
 /// Calls fn(std::type_identity<T>{}) with the C++ type of `dtype`.
@@ -225,6 +266,11 @@ inline void run_grid(int world, const std::function<void(Communicator&)>& fn,
                      ClusterOptions options = {}) {
   options.world_size = world;
   expect_run_ok(std::move(options), fn);
+}
+
+/// Runs `fn` on the case's world under its schedule and expects the run to succeed.
+inline void run_grid(const GridCase& c, const std::function<void(Communicator&)>& fn) {
+  expect_run_ok(c.options(), fn);
 }
 
 }  // namespace ranklab::testing

@@ -57,7 +57,7 @@ TEST_P(BroadcastGrid, EveryRankGetsTheRootsBuffer) {
     using T = typename decltype(type)::type;
     Errors errors(static_cast<std::size_t>(c.world));
     const auto want = pattern<T>(root, c.count);
-    run_grid(c.world, [&](Communicator& comm) {
+    run_grid(c, [&](Communicator& comm) {
       auto data = comm.rank() == root ? want : pattern<T>(comm.rank(), c.count, 1);
       comm.broadcast(std::span<T>(data), {.root = root, .algorithm = c.algorithm});
       errors[static_cast<std::size_t>(comm.rank())] = first_difference<T>(data, want, "broadcast");
@@ -77,7 +77,7 @@ TEST_P(AllGatherGrid, BlockJIsRankJsInput) {
       const auto block = pattern<T>(j, c.count);
       want.insert(want.end(), block.begin(), block.end());
     }
-    run_grid(c.world, [&](Communicator& comm) {
+    run_grid(c, [&](Communicator& comm) {
       const auto input = pattern<T>(comm.rank(), c.count);
       std::vector<T> output(want.size());
       comm.all_gather(std::span<const T>(input), std::span<T>(output), {.algorithm = c.algorithm});
@@ -100,7 +100,7 @@ TEST_P(GatherGrid, RootHoldsEveryInput) {
       const auto block = pattern<T>(j, c.count);
       want.insert(want.end(), block.begin(), block.end());
     }
-    run_grid(c.world, [&](Communicator& comm) {
+    run_grid(c, [&](Communicator& comm) {
       const auto input = pattern<T>(comm.rank(), c.count);
       std::vector<T> output(comm.rank() == root ? want.size() : 0);
       comm.gather(as_buffer(std::span<const T>(input)), as_mutable_buffer(std::span<T>(output)),
@@ -120,7 +120,7 @@ TEST_P(ScatterGrid, RankJGetsBlockJ) {
   for_each_dtype([&](auto type) {
     using T = typename decltype(type)::type;
     Errors errors(static_cast<std::size_t>(c.world));
-    run_grid(c.world, [&](Communicator& comm) {
+    run_grid(c, [&](Communicator& comm) {
       std::vector<T> input;
       if (comm.rank() == root) {
         for (int j = 0; j < c.world; ++j) {
@@ -145,7 +145,7 @@ TEST_P(AllToAllGrid, BlocksAreTransposed) {
   for_each_dtype([&](auto type) {
     using T = typename decltype(type)::type;
     Errors errors(static_cast<std::size_t>(p));
-    run_grid(p, [&](Communicator& comm) {
+    run_grid(c, [&](Communicator& comm) {
       const int me = comm.rank();
       std::vector<T> input, want;
       for (int j = 0; j < p; ++j) {
@@ -170,7 +170,7 @@ TEST_P(AllToAllVGrid, UnevenBlocksAreTransposed) {
   for_each_dtype([&](auto type) {
     using T = typename decltype(type)::type;
     Errors errors(static_cast<std::size_t>(p));
-    run_grid(p, [&](Communicator& comm) {
+    run_grid(c, [&](Communicator& comm) {
       const int me = comm.rank();
       std::vector<T> input, want;
       std::vector<std::size_t> send_counts, recv_counts;
@@ -214,15 +214,17 @@ INSTANTIATE_TEST_SUITE_P(Grid, AllToAllGrid,
 INSTANTIATE_TEST_SUITE_P(Grid, AllToAllVGrid, ::testing::ValuesIn(grid({Algorithm::pairwise}, 8)),
                          case_name);
 
-// The barrier has no data: world x algorithm.
-class BarrierGrid : public ::testing::TestWithParam<std::tuple<int, Algorithm>> {};
+// The barrier has no data: world x algorithm (count 0), each under its schedule.
+class BarrierGrid : public ::testing::TestWithParam<GridCase> {};
 
 //! barrier: no rank leaves before every rank has arrived, three barriers in a row.
 TEST_P(BarrierGrid, NoRankLeavesEarly) {
-  const auto [world, algorithm] = GetParam();
+  const GridCase c = GetParam();
+  const int world = c.world;
+  const Algorithm algorithm = c.algorithm;
   std::atomic<int> arrived{0};
   Errors errors(static_cast<std::size_t>(world));
-  run_grid(world, [&, world = world, algorithm = algorithm](Communicator& comm) {
+  run_grid(c, [&](Communicator& comm) {
     for (int round = 1; round <= 3; ++round) {
       arrived.fetch_add(1);
       comm.barrier({.algorithm = algorithm});
@@ -237,15 +239,26 @@ TEST_P(BarrierGrid, NoRankLeavesEarly) {
   expect_clean(errors);
 }
 
-std::string barrier_name(const ::testing::TestParamInfo<std::tuple<int, Algorithm>>& param) {
-  return fmt::format("w{}_{}", std::get<0>(param.param), to_string(std::get<1>(param.param)));
+std::vector<GridCase> barrier_grid() {
+  const std::vector<Algorithm> algorithms = {Algorithm::direct, Algorithm::dissemination};
+  std::vector<GridCase> cases;
+  for (std::size_t a = 0; a < algorithms.size(); ++a) {
+    for (std::size_t w = 0; w < kGridWorlds.size(); ++w) {
+      const GridSchedule& s = grid_schedule(a, w, 0);
+      cases.push_back({kGridWorlds[w], 0, algorithms[a], s.threads, s.policy});
+    }
+  }
+  return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Grid, BarrierGrid,
-                         ::testing::Combine(::testing::ValuesIn(kGridWorlds),
-                                            ::testing::Values(Algorithm::direct,
-                                                              Algorithm::dissemination)),
-                         barrier_name);
+/// `w13_dissemination_random_7_t2`.
+std::string barrier_name(const ::testing::TestParamInfo<GridCase>& info) {
+  const GridCase& c = info.param;
+  return fmt::format("w{}_{}_{}_t{}", c.world, to_string(c.algorithm), policy_name(c.policy),
+                     c.threads);
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, BarrierGrid, ::testing::ValuesIn(barrier_grid()), barrier_name);
 
 }  // namespace
 }  // namespace ranklab::testing

@@ -56,7 +56,7 @@ TEST_P(AllReduceGrid, MatchesReference) {
     for (ReduceOp op : kOps) expected.push_back(references<T>(op, c.world, 0, c.count));
     expect_closed_form_sum<T>(c.world, 0, expected[0]);
     SeenByOp seen = make_seen(c.world);
-    run_grid(c.world, [&](Communicator& comm) {
+    run_grid(c, [&](Communicator& comm) {
       for (std::size_t k = 0; k < kOps.size(); ++k) {
         auto data = reduction_inputs<T>(kOps[k], c.world, comm.rank(), c.count);
         comm.all_reduce(std::span<T>(data), {.op = kOps[k], .algorithm = c.algorithm});
@@ -80,7 +80,7 @@ TEST_P(ReduceGrid, MatchesReferenceAtRoot) {
     std::vector<std::vector<Expected<T>>> expected;
     for (ReduceOp op : kOps) expected.push_back(references<T>(op, c.world, 0, c.count));
     SeenByOp seen = make_seen(c.world);
-    run_grid(c.world, [&](Communicator& comm) {
+    run_grid(c, [&](Communicator& comm) {
       for (std::size_t k = 0; k < kOps.size(); ++k) {
         const auto input = reduction_inputs<T>(kOps[k], c.world, comm.rank(), c.count);
         auto data = input;
@@ -106,7 +106,7 @@ TEST_P(ReduceScatterGrid, MatchesReference) {
   for_each_dtype([&](auto type) {
     using T = typename decltype(type)::type;
     SeenByOp seen = make_seen(c.world);
-    run_grid(c.world, [&](Communicator& comm) {
+    run_grid(c, [&](Communicator& comm) {
       const auto first = c.count * static_cast<std::size_t>(comm.rank());
       for (std::size_t k = 0; k < kOps.size(); ++k) {
         const auto input = reduction_inputs<T>(kOps[k], c.world, comm.rank(), total);

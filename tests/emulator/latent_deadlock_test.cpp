@@ -15,8 +15,12 @@
 namespace ranklab::testing {
 namespace {
 
+// Every program below needs ranks 0 and 1: the suite runs on 2, 3 and 8 ranks, and a world
+// of one (LatentDeadlockOneRankTest) has programs of its own rather than checks that skip.
 class LatentDeadlockTest : public ::testing::TestWithParam<ClusterParam> {
  protected:
+  void SetUp() override { ASSERT_GE(GetParam().world, 2) << "these programs need two ranks"; }
+
   RunReport run(const std::function<void(Communicator&)>& fn,
                 const char* send_mode = "eager") const {
     ClusterOptions options = GetParam().options();
@@ -89,9 +93,9 @@ TEST_P(LatentDeadlockTest, SendsAheadOfTheirReceivesAreSafe) {
     const int me = world.rank();
     const int n = world.size();
     std::int32_t v = me;
-    if (n >= 2 && me == 0) {
+    if (me == 0) {
       for (int tag = 0; tag < 3; ++tag) world.send(std::span<const std::int32_t>(&v, 1), 1, tag);
-    } else if (n >= 2 && me == 1) {
+    } else if (me == 1) {
       for (int tag = 0; tag < 3; ++tag) world.recv(std::span(&v, 1), 0, tag);
     }
     // A ring: isend to the next, receive from the previous, then wait.
@@ -130,14 +134,10 @@ TEST_P(LatentDeadlockTest, ReverseTagOrderIsAPotentialDeadlock) {
 TEST_P(LatentDeadlockTest, CycleThroughACollective) {
   const RunReport report = run([](Communicator& world) {
     std::int32_t v = world.rank();
-    if (world.rank() == 0 && world.size() >= 2) world.send(std::span<const std::int32_t>(&v, 1), 1, 0);
+    if (world.rank() == 0) world.send(std::span<const std::int32_t>(&v, 1), 1, 0);
     world.barrier();
     if (world.rank() == 1) world.recv(std::span(&v, 1), 0, 0);
   });
-  if (GetParam().world < 2) {
-    EXPECT_TRUE(run_ok(report));
-    return;
-  }
   ASSERT_EQ(report.status, RunStatus::unsafe) << report.summary << "\n" << report.details;
   EXPECT_TRUE(contains(report.details, "barrier #0 in world")) << report.details;
   EXPECT_TRUE(contains(report.culprit.text, "rank 0's send to rank 1")) << report.culprit.text;
@@ -157,7 +157,6 @@ TEST_P(LatentDeadlockTest, RepeatsAreCountedAndLaterPatternsFound) {
     world.send(std::span<const std::int32_t>(&v, 1), 1 - me, 1);  // a second pattern
     world.recv(std::span(&v, 1), 1 - me, 1);
   });
-  if (GetParam().world < 2) return;
   ASSERT_EQ(report.status, RunStatus::unsafe) << report.summary;
   EXPECT_TRUE(contains(report.details, "(5 times)")) << report.details;
   EXPECT_TRUE(contains(report.summary, "2 patterns")) << report.summary;
@@ -168,9 +167,8 @@ TEST_P(LatentDeadlockTest, RepeatsAreCountedAndLaterPatternsFound) {
 TEST_P(LatentDeadlockTest, SendNobodyReceives) {
   const RunReport report = run([](Communicator& world) {
     std::int32_t v = 1;
-    if (world.rank() == 0 && world.size() >= 2) world.send(std::span<const std::int32_t>(&v, 1), 1, 3);
+    if (world.rank() == 0) world.send(std::span<const std::int32_t>(&v, 1), 1, 3);
   });
-  if (GetParam().world < 2) return;
   ASSERT_EQ(report.status, RunStatus::unsafe) << report.summary;
   EXPECT_TRUE(contains(report.details, "lost message")) << report.details;
   EXPECT_TRUE(contains(report.culprit.text, "no receive takes it")) << report.culprit.text;
@@ -188,6 +186,51 @@ TEST_P(LatentDeadlockTest, EagerLimitAndFaults) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, LatentDeadlockTest,
                          ::testing::ValuesIn(cluster_params({2, 3, 8})), ParamName());
+
+// One rank, under every policy and thread count: the exchange's pattern with itself.
+class LatentDeadlockOneRankTest : public ::testing::TestWithParam<ClusterParam> {
+ protected:
+  RunReport run(const std::function<void(Communicator&)>& fn, const char* send_mode) const {
+    ClusterOptions options = GetParam().options();
+    options.send_mode = SendMode::parse(send_mode);
+    return run_ranks(options, fn);
+  }
+};
+
+//! A rank that sends to itself before it posts the receive finishes under eager only because
+//! the send was buffered: unsafe, the cycle 0 -> 0 (rendezvous deadlocks for real). Posting
+//! the receive first is safe under both.
+TEST_P(LatentDeadlockOneRankTest, SendToItselfBeforeItsReceive) {
+  const auto send_first = [](Communicator& world) {
+    const std::int32_t mine = 5;
+    std::int32_t got = -1;
+    world.send(std::span(&mine, 1), 0, /*tag=*/0);
+    world.recv(std::span(&got, 1), 0, /*tag=*/0);
+    EXPECT_EQ(got, 5);
+  };
+  const RunReport report = run(send_first, "eager");
+  ASSERT_EQ(report.status, RunStatus::unsafe) << report.summary << "\n" << report.details;
+  EXPECT_EQ(report.culprit.kind, CulpritKind::potential_deadlock);
+  EXPECT_EQ(report.culprit.ranks, std::vector<int>{0});
+  EXPECT_TRUE(contains(report.culprit.text, "rank 0's send to rank 0 tag 0"))
+      << report.culprit.text;
+  EXPECT_TRUE(contains(report.details, "cycle 0 -> 0")) << report.details;
+  EXPECT_EQ(run(send_first, "rendezvous").status, RunStatus::deadlock);
+
+  const auto receive_first = [](Communicator& world) {
+    const std::int32_t mine = 5;
+    std::int32_t got = -1;
+    Work recv = world.irecv(std::span(&got, 1), 0, /*tag=*/0);
+    world.send(std::span(&mine, 1), 0, /*tag=*/0);
+    recv.wait();
+    EXPECT_EQ(got, 5);
+  };
+  EXPECT_TRUE(run_ok(run(receive_first, "eager")));
+  EXPECT_TRUE(run_ok(run(receive_first, "rendezvous")));
+}
+
+INSTANTIATE_TEST_SUITE_P(OneRank, LatentDeadlockOneRankTest,
+                         ::testing::ValuesIn(cluster_params({1})), ParamName());
 
 }  // namespace
 }  // namespace ranklab::testing
