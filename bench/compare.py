@@ -53,7 +53,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_DIR = os.path.normpath(os.path.join(ROOT, "..", "shared", "reference", "torch"))
 MPI_DIR = os.path.normpath(os.path.join(ROOT, "..", "shared", "bench", "mpi"))
 PYTHON = "/usr/bin/python3"  # Debian's, which has torch (README of the reference)
-SECTIONS = ["step", "allreduce", "scale", "mpi", "algorithms", "dense", "replay", "explore"]
+SECTIONS = ["step", "allreduce", "scale", "mpi", "algorithms", "dense", "replay", "explore",
+            "torchrun"]
 # The MPI jobs' launcher: oversubscribed, unbound, copy-in/copy-out shared memory (works in
 # containers without ptrace rights), --allow-run-as-root when root; the same for both sides.
 MPIRUN_SH = os.path.join(ROOT, "tests", "mpi", "mpirun.sh")
@@ -344,6 +345,27 @@ class Compare:
             self.add(f"explore/ranklab/j{jobs}", r)
 
     # ------------------------------------------------------------------ driver
+    def torchrun(self, round_):
+        """`ranklab torchrun` beside Gloo on the same 8-process DDP script, and a hang's report."""
+        ranklab = self.bin("cli", "ranklab")
+        script = os.path.join(ROOT, "bench", "torch_ddp_step.py")
+        sides = [("ranklab", []), ("gloo", ["--keep-backend"])]
+        for name, flags in sides if round_ % 2 == 0 else sides[::-1]:
+            r = run([ranklab, "torchrun", "--nproc-per-node", "8", *flags, script], 600,
+                    cwd=self.work)
+            r.update(parse_torch(r["stderr"]))
+            r.pop("stdout")
+            r["stderr"] = r["stderr"][-2000:]
+            self.add(f"torchrun/{name}", r)
+        stamp = os.path.join(self.work, "hang_blocked_at")
+        r = run([ranklab, "torchrun", "--nproc-per-node", "2",
+                 os.path.join(ROOT, "bench", "torch_hang.py"), stamp], 300, cwd=self.work)
+        if not DRY_RUN and r["rc"] == 3:
+            with open(stamp) as f:
+                r["hang_to_exit_s"] = time.time() - float(f.read())
+        r.pop("stdout")
+        self.add("torchrun/hang", r)
+
     def main(self):
         wanted = self.args.only.split(",") if self.args.only else SECTIONS
         for name in wanted:
@@ -357,7 +379,8 @@ class Compare:
             self.build_mpi_peer()
         # Compared sections alternate the sides in each round; the others run once.
         alternating = [s for s in wanted
-                       if s in ("step", "allreduce", "scale", "mpi", "dense", "explore")]
+                       if s in ("step", "allreduce", "scale", "mpi", "dense", "explore",
+                                "torchrun")]
         once = [s for s in wanted if s not in alternating]
         if DRY_RUN:
             return self.dry_run(alternating + once)
@@ -406,7 +429,8 @@ class Compare:
 
 
 def parse_torch(text):
-    """The figures parallel_reference.py prints for --mode hybrid --steps N."""
+    """The figures parallel_reference.py prints for --mode hybrid --steps N (and
+    bench/torch_ddp_step.py, through ranklab torchrun)."""
     out = {}
     m = re.search(r"over (\d+) steps: median ([0-9.]+) ms, min ([0-9.]+), max ([0-9.]+)", text)
     if m:
