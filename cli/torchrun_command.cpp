@@ -113,6 +113,22 @@ void log_blocked_stacks(const nlohmann::ordered_json& stacks) {
   }
 }
 
+// A node other than node 0 ran its processes only: how each ended, and where the report is.
+// Exit 0 when every one of them ended with status 0, 5 otherwise (the report says why).
+int report_worker_node(const TorchRunFlags& flags, const torch_bridge::TorchRunResult& result) {
+  const int first = flags.node_rank * flags.nproc_per_node;
+  bool all_ok = true;
+  std::cout << fmt::format("ranklab torchrun: {}, node {} of {}: ranks {}-{}\n", flags.script,
+                           flags.node_rank, flags.nnodes, first, first + flags.nproc_per_node - 1);
+  for (std::size_t i = 0; i < result.process_endings.size(); ++i) {
+    std::cout << fmt::format("rank {}: {}\n", first + static_cast<int>(i),
+                             result.process_endings[i]);
+    all_ok = all_ok && result.process_endings[i] == "exit status 0";
+  }
+  std::cout << "result: the job's report is node 0's\n";
+  return all_ok ? 0 : 5;
+}
+
 }  // namespace
 
 CLI::App& add_torchrun_command(CLI::App& app, TorchRunFlags& flags) {
@@ -123,6 +139,12 @@ CLI::App& add_torchrun_command(CLI::App& app, TorchRunFlags& flags) {
       "reported at once with the script's own lines");
   command.add_option(option_names("--nproc-per-node"), flags.nproc_per_node,
                      "processes (ranks) to start")
+      ->capture_default_str();
+  command.add_option(option_names("--nnodes"), flags.nnodes,
+                     "nodes: each runs `ranklab torchrun` with its --node-rank; node 0 runs the "
+                     "coordinator (on MASTER_PORT + 1) and reports")
+      ->capture_default_str();
+  command.add_option(option_names("--node-rank"), flags.node_rank, "this node, from 0")
       ->capture_default_str();
   command.add_option("--python", flags.python,
                      "the interpreter (default: the first python3 on PATH that has torch, else "
@@ -137,7 +159,8 @@ CLI::App& add_torchrun_command(CLI::App& app, TorchRunFlags& flags) {
                      "MASTER_ADDR for the script's own store")
       ->capture_default_str();
   command.add_option(option_names("--master-port"), flags.master_port,
-                     "MASTER_PORT for the script's own store (default: a free port)");
+                     "MASTER_PORT for the script's own store (default: a free port on one "
+                     "node, 29500 on several)");
   command.add_flag("--json", flags.json, "print the report as JSON (docs/json.md)");
   add_cluster_flags(command, flags.cluster, ClusterFlagSet::torch);
   command.add_option("script", flags.script, "the script")->required();
@@ -152,6 +175,10 @@ int torchrun_command(const TorchRunFlags& flags) {
   if (flags.nproc_per_node < 1) {
     throw UsageError(fmt::format("--nproc-per-node must be at least 1, got {}", flags.nproc_per_node));
   }
+  if (flags.nnodes < 1 || flags.node_rank < 0 || flags.node_rank >= flags.nnodes) {
+    throw UsageError(fmt::format("--node-rank must be from 0 to --nnodes - 1 ({}), got {}",
+                                 flags.nnodes - 1, flags.node_rank));
+  }
   if (!std::filesystem::is_regular_file(flags.script)) {
     throw UsageError(fmt::format("the script {} is not a file", flags.script));
   }
@@ -164,7 +191,10 @@ int torchrun_command(const TorchRunFlags& flags) {
   options.log_dir = flags.log_dir;
   options.master_addr = flags.master_addr;
   options.master_port = flags.master_port;
-  options.cluster = to_cluster_options(flags.cluster, flags.nproc_per_node);
+  options.nproc_per_node = flags.nproc_per_node;
+  options.nnodes = flags.nnodes;
+  options.node_rank = flags.node_rank;
+  options.cluster = to_cluster_options(flags.cluster, flags.nproc_per_node * flags.nnodes);
   auto sink = std::make_shared<MemorySink>();
   if (!flags.cluster.trace_path.empty()) {
     options.cluster.trace_sink = sink;
@@ -173,6 +203,7 @@ int torchrun_command(const TorchRunFlags& flags) {
   const std::string headline = describe(flags, options.cluster);
   spdlog::info("{} ({})", headline, options.python);
   const torch_bridge::TorchRunResult result = torch_bridge::run_torch_job(std::move(options));
+  if (result.worker_node) return report_worker_node(flags, result);
   const RunReport& run = result.report;
   if (!flags.cluster.trace_path.empty()) {
     write_trace_creating_folders(flags.cluster.trace_path, sink->trace());

@@ -15,6 +15,8 @@ namespace ranklab::cli {
 struct TorchRunFlags {
   ClusterFlags cluster;
   int nproc_per_node = 1;
+  int nnodes = 1;
+  int node_rank = 0;
   std::string python;  ///< empty: the first python3 on PATH that has torch, else /usr/bin/python3
   bool keep_backend = false;
   std::string log_dir;

@@ -4,12 +4,15 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -48,6 +51,7 @@ class PrivateFolder {
 
 class Listener {
  public:
+  /// On a Unix socket at `path`: the processes of one machine.
   explicit Listener(const std::filesystem::path& path) {
     fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un address{};
@@ -59,6 +63,23 @@ class Listener {
     if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
         ::listen(fd_, 128) != 0) {
       throw Error(fmt::format("cannot listen on {}: {}", path.string(), std::strerror(errno)));
+    }
+  }
+  /// On TCP at `host`:`port` (an IPv4 address): processes of other nodes join too.
+  Listener(const std::string& host, int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int on = 1;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
+      throw UsageError(fmt::format("--master-addr {} is not an IPv4 address", host));
+    }
+    if (fd_ < 0 || ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(fd_, 1024) != 0) {
+      throw Error(fmt::format("cannot listen on {}:{} for the other nodes' processes: {}", host,
+                              port, std::strerror(errno)));
     }
   }
   ~Listener() { ::close(fd_); }
@@ -93,21 +114,22 @@ int free_port() {
 std::vector<ProcessSpec> process_specs(const TorchRunOptions& o, const std::string& coordinator,
                                        int master_port) {
   const int n = o.cluster.world_size;
+  const int first = o.node_rank * o.nproc_per_node;
   std::vector<ProcessSpec> specs;
   std::string python_path = o.python_path;
   if (const char* existing = std::getenv("PYTHONPATH"); existing != nullptr && *existing != 0) {
     python_path += std::string(":") + existing;
   }
-  for (int rank = 0; rank < n; ++rank) {
+  for (int rank = first; rank < first + o.nproc_per_node; ++rank) {
     ProcessSpec spec;
     spec.argv = {o.python, "-m", "ranklab_torch.launch", o.script};
     spec.argv.insert(spec.argv.end(), o.script_args.begin(), o.script_args.end());
     spec.env = {{"RANK", std::to_string(rank)},
-                {"LOCAL_RANK", std::to_string(rank)},
-                {"GROUP_RANK", "0"},
+                {"LOCAL_RANK", std::to_string(rank - first)},
+                {"GROUP_RANK", std::to_string(o.node_rank)},
                 {"ROLE_RANK", std::to_string(rank)},
                 {"WORLD_SIZE", std::to_string(n)},
-                {"LOCAL_WORLD_SIZE", std::to_string(n)},
+                {"LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node)},
                 {"ROLE_WORLD_SIZE", std::to_string(n)},
                 {"MASTER_ADDR", o.master_addr},
                 {"MASTER_PORT", std::to_string(master_port)},
@@ -115,7 +137,9 @@ std::vector<ProcessSpec> process_specs(const TorchRunOptions& o, const std::stri
                 {"PYTHONUNBUFFERED", "1"},
                 {"RANKLAB_TORCH_COORDINATOR", coordinator}};
     // As torchrun: one OpenMP thread per process when several share the machine, unless set.
-    if (n > 1 && std::getenv("OMP_NUM_THREADS") == nullptr) spec.env["OMP_NUM_THREADS"] = "1";
+    if (o.nproc_per_node > 1 && std::getenv("OMP_NUM_THREADS") == nullptr) {
+      spec.env["OMP_NUM_THREADS"] = "1";
+    }
     if (o.keep_backend) spec.env["RANKLAB_TORCH_KEEP_BACKEND"] = "1";
     specs.push_back(std::move(spec));
   }
@@ -125,13 +149,13 @@ std::vector<ProcessSpec> process_specs(const TorchRunOptions& o, const std::stri
 /// Every process's connection, by rank, once each has said hello.
 std::vector<std::unique_ptr<WireConnection>> accept_all(Listener& listener,
                                                         ProcessGroupRunner& processes,
-                                                        int timeout_ms) {
-  const int n = processes.size();
+                                                        int n, int timeout_ms) {
   std::vector<std::unique_ptr<WireConnection>> connections(static_cast<std::size_t>(n));
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (int connected = 0; connected < n;) {
     for (int rank = 0; rank < n; ++rank) {
-      if (connections[static_cast<std::size_t>(rank)] == nullptr && processes.exited(rank)) {
+      if (connections[static_cast<std::size_t>(rank)] == nullptr && processes.runs(rank) &&
+          processes.exited(rank)) {
         throw Error(fmt::format("rank {}'s process ended ({}) before it reached ranklab's "
                                 "coordinator: see its output above",
                                 rank, processes.how_it_ended(rank)));
@@ -158,19 +182,48 @@ std::vector<std::unique_ptr<WireConnection>> accept_all(Listener& listener,
   return connections;
 }
 
+/// A node other than the master's: its processes join the master's coordinator over TCP;
+/// this node only starts them, forwards their output and waits for them to end.
+TorchRunResult run_worker_node(const TorchRunOptions& options, const std::string& coordinator,
+                               int master_port) {
+  ProcessGroupRunner processes(process_specs(options, coordinator, master_port), options.log_dir,
+                               options.node_rank * options.nproc_per_node);
+  TorchRunResult result;
+  result.worker_node = true;
+  // The master's coordinator ends them; a process it never hears from ends by itself.
+  processes.finish(std::numeric_limits<int>::max());
+  for (int rank = processes.first_rank(); rank < processes.first_rank() + processes.size();
+       ++rank) {
+    result.process_endings.push_back(processes.how_it_ended(rank));
+  }
+  return result;
+}
+
 }  // namespace
 
 TorchRunResult run_torch_job(TorchRunOptions options) {
   const int n = options.cluster.world_size;
   options.cluster.threads = 1;
+  const bool one_node = options.nnodes == 1;
+  const int master_port = options.master_port.value_or(one_node ? free_port() : 29500);
+  // The coordinator listens beside the script's store: on a Unix socket of its own on one
+  // machine, on MASTER_PORT + 1 of the master's address when other nodes join.
+  const std::string tcp =
+      fmt::format("tcp:{}:{}", options.master_addr, master_port + 1);
+  if (options.node_rank > 0) return run_worker_node(options, tcp, master_port);
   PrivateFolder folder;
   const std::filesystem::path socket = folder.path() / "coordinator.sock";
-  Listener listener(socket);
-  const int master_port = options.master_port.value_or(free_port());
-  ProcessGroupRunner processes(process_specs(options, "unix:" + socket.string(), master_port),
-                               options.log_dir);
+  std::optional<Listener> listener;
+  if (one_node) {
+    listener.emplace(socket);
+  } else {
+    listener.emplace(options.master_addr, master_port + 1);
+  }
+  ProcessGroupRunner processes(
+      process_specs(options, one_node ? "unix:" + socket.string() : tcp, master_port),
+      options.log_dir);
   std::vector<std::unique_ptr<WireConnection>> connections =
-      accept_all(listener, processes, options.connect_timeout_ms);
+      accept_all(*listener, processes, n, options.connect_timeout_ms);
 
   DecisionPoints decisions(connections, processes, options.cluster.timeout);
   Cluster cluster(options.cluster, options.algorithm);
@@ -194,7 +247,9 @@ TorchRunResult run_torch_job(TorchRunOptions options) {
   // A process outside any call (stuck in torch's store waiting for a dead one, or computing
   // past the timeout) would never learn it: it gets a few seconds, then is killed.
   result.killed = processes.finish(/*grace_ms=*/3'000);
-  for (int rank = 0; rank < n; ++rank) result.process_endings.push_back(processes.how_it_ended(rank));
+  for (int rank = 0; rank < processes.size(); ++rank) {
+    result.process_endings.push_back(processes.how_it_ended(rank));
+  }
   return result;
 }
 

@@ -24,8 +24,11 @@ struct TorchRunOptions {
   bool keep_backend = false;  ///< leave gloo and nccl process groups as the script asks
   std::string log_dir;        ///< empty: output prefixed on stderr
   std::string master_addr = "127.0.0.1";
-  std::optional<int> master_port;  ///< unset: a free port
-  /// world_size is the number of processes. The bridge runs one worker thread: each fiber
+  std::optional<int> master_port;  ///< unset: a free port on one node, else 29500
+  int nproc_per_node = 1;
+  int nnodes = 1;     ///< > 1: processes of other nodes join over TCP (MASTER_PORT + 1)
+  int node_rank = 0;  ///< 0: this node runs the coordinator and reports
+  /// world_size is nnodes x nproc_per_node. The bridge runs one worker thread: each fiber
   /// holds its worker while its process computes, so that decisions follow the policy.
   ClusterOptions cluster;
   Algorithm algorithm = Algorithm::direct;
@@ -33,8 +36,9 @@ struct TorchRunOptions {
 };
 
 struct TorchRunResult {
-  RunReport report;
-  std::vector<std::string> process_endings;  ///< by rank: "exit status 0", ...
+  RunReport report;  ///< the master node's; empty on the others
+  bool worker_node = false;  ///< this node only ran its processes: the report is the master's
+  std::vector<std::string> process_endings;  ///< by local rank: "exit status 0", ...
   std::vector<int> killed;  ///< the ranks whose processes had to be killed at the end
   /// By rank: the script's frames at its last call, innermost first, as
   /// [[file, line, function], ...] (where a blocked rank waits).

@@ -40,7 +40,8 @@ void DecisionPoints::rank_ended(int, bool failed) {
 
 bool DecisionPoints::failing() const {
   if (some_rank_failed_) return true;
-  for (int rank = 0; rank < processes_.size(); ++rank) {
+  for (int rank = processes_.first_rank(); rank < processes_.first_rank() + processes_.size();
+       ++rank) {
     if (processes_.exited(rank) && processes_.how_it_ended(rank) != "exit status 0") return true;
   }
   return false;

@@ -61,8 +61,10 @@ void write_all(int fd, std::string_view text) {
 }  // namespace
 
 ProcessGroupRunner::ProcessGroupRunner(const std::vector<ProcessSpec>& specs,
-                                       const std::string& log_dir) {
-  for (std::size_t rank = 0; rank < specs.size(); ++rank) {
+                                       const std::string& log_dir, int first_rank)
+    : first_rank_(first_rank) {
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const int rank = first_rank + static_cast<int>(i);
     int files[2] = {-1, -1};
     if (!log_dir.empty()) {
       const std::filesystem::path folder = std::filesystem::path(log_dir) / fmt::format("rank{}", rank);
@@ -82,8 +84,8 @@ ProcessGroupRunner::ProcessGroupRunner(const std::vector<ProcessSpec>& specs,
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, pipes[0][1], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, pipes[1][1], STDERR_FILENO);
-    std::vector<std::string> argv = specs[rank].argv;
-    std::vector<std::string> env = environment_with(specs[rank].env);
+    std::vector<std::string> argv = specs[i].argv;
+    std::vector<std::string> env = environment_with(specs[i].env);
     std::vector<char*> argv_pointers = pointers(argv);
     std::vector<char*> env_pointers = pointers(env);
     pid_t pid = -1;
@@ -99,18 +101,18 @@ ProcessGroupRunner::ProcessGroupRunner(const std::vector<ProcessSpec>& specs,
     }
     pids_.push_back(pid);
     statuses_.emplace_back();
-    streams_.push_back({pipes[0][0], static_cast<int>(rank), files[0], {}});
-    streams_.push_back({pipes[1][0], static_cast<int>(rank), files[1], {}});
+    streams_.push_back({pipes[0][0], rank, files[0], {}});
+    streams_.push_back({pipes[1][0], rank, files[1], {}});
   }
   output_ = std::thread([this] { forward_output(); });
 }
 
 ProcessGroupRunner::~ProcessGroupRunner() {
-  for (int rank = 0; rank < size(); ++rank) {
+  for (int rank = first_rank_; rank < first_rank_ + size(); ++rank) {
     if (!exited(rank)) ::kill(pid(rank), SIGKILL);
   }
-  for (int rank = 0; rank < size(); ++rank) {
-    if (!statuses_[static_cast<std::size_t>(rank)]) {
+  for (int rank = first_rank_; rank < first_rank_ + size(); ++rank) {
+    if (!statuses_[local(rank)]) {
       int status = 0;
       ::waitpid(pid(rank), &status, 0);
     }
@@ -157,7 +159,7 @@ void ProcessGroupRunner::forward_output() {
 }
 
 bool ProcessGroupRunner::exited(int rank) {
-  auto& status = statuses_[static_cast<std::size_t>(rank)];
+  auto& status = statuses_[local(rank)];
   if (status) return true;
   int value = 0;
   if (::waitpid(pid(rank), &value, WNOHANG) == pid(rank)) status = value;
@@ -166,7 +168,7 @@ bool ProcessGroupRunner::exited(int rank) {
 
 std::string ProcessGroupRunner::how_it_ended(int rank) {
   if (!exited(rank)) return {};
-  const int status = *statuses_[static_cast<std::size_t>(rank)];
+  const int status = *statuses_[local(rank)];
   if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
   return fmt::format("exit status {}", WEXITSTATUS(status));
 }
@@ -174,7 +176,7 @@ std::string ProcessGroupRunner::how_it_ended(int rank) {
 std::vector<int> ProcessGroupRunner::finish(int grace_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
   std::vector<int> killed;
-  for (int rank = 0; rank < size(); ++rank) {
+  for (int rank = first_rank_; rank < first_rank_ + size(); ++rank) {
     while (!exited(rank) && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -182,7 +184,7 @@ std::vector<int> ProcessGroupRunner::finish(int grace_ms) {
       ::kill(pid(rank), SIGKILL);
       int status = 0;
       ::waitpid(pid(rank), &status, 0);
-      statuses_[static_cast<std::size_t>(rank)] = status;
+      statuses_[local(rank)] = status;
       killed.push_back(rank);
     }
   }

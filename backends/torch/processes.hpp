@@ -16,20 +16,26 @@ struct ProcessSpec {
   std::map<std::string, std::string> env;    ///< set on top of this process's environment
 };
 
-/// The processes of one job, by rank. Not thread-safe: one thread asks at a time.
+/// The processes of one job that run on this machine (ranks first_rank ... first_rank +
+/// size - 1 of the world; every method takes global ranks). Not thread-safe: one thread asks
+/// at a time.
 class ProcessGroupRunner {
  public:
   /// Starts one process per spec. `log_dir` empty: each line of their output goes to
   /// stderr as `[rankN]: line`; otherwise to LOG_DIR/rankN/{stdout,stderr}.log, which must
   /// not exist yet (ranklab never overwrites a file it did not create). Throws Error.
-  ProcessGroupRunner(const std::vector<ProcessSpec>& specs, const std::string& log_dir);
+  ProcessGroupRunner(const std::vector<ProcessSpec>& specs, const std::string& log_dir,
+                     int first_rank = 0);
   /// Ends what is still running (SIGKILL) and joins the output thread.
   ~ProcessGroupRunner();
   ProcessGroupRunner(const ProcessGroupRunner&) = delete;
   ProcessGroupRunner& operator=(const ProcessGroupRunner&) = delete;
 
   int size() const { return static_cast<int>(pids_.size()); }
-  int pid(int rank) const { return pids_[static_cast<std::size_t>(rank)]; }
+  int first_rank() const { return first_rank_; }
+  /// Whether `rank`'s process runs here (not on another node).
+  bool runs(int rank) const { return rank >= first_rank_ && rank < first_rank_ + size(); }
+  int pid(int rank) const { return pids_[local(rank)]; }
   /// Whether `rank`'s process has ended, without waiting.
   bool exited(int rank);
   /// "exit status 1", "killed by signal 9"; empty while it runs.
@@ -40,7 +46,9 @@ class ProcessGroupRunner {
 
  private:
   void forward_output();  // the output thread
+  std::size_t local(int rank) const { return static_cast<std::size_t>(rank - first_rank_); }
 
+  int first_rank_ = 0;
   std::vector<int> pids_;
   std::vector<std::optional<int>> statuses_;  ///< waitpid's status once reaped
   struct Stream {

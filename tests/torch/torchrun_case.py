@@ -129,7 +129,37 @@ def deterministic_trace():
         print(f"3 runs, one trace ({len(traces[0])} bytes)")
 
 
-CASES = {f.__name__: f for f in (collectives, collectives_vs_gloo, ddp_vs_gloo, skip_all_reduce,
+def free_port_pair():
+    """A port P with P + 1 free too (the script's store and the coordinator), on loopback."""
+    import socket
+    for _ in range(100):
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+            with socket.socket() as second:
+                try:
+                    second.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+                return port
+    sys.exit("FAIL: no two adjacent free ports")
+
+
+def two_nodes():
+    """Two "nodes" on loopback: node 1's processes join node 0's coordinator over TCP."""
+    port = str(free_port_pair())
+    common = ["torchrun", "--nnodes", "2", "--nproc-per-node", "2", "--master-port", port]
+    node1 = subprocess.Popen([RANKLAB, *common, "--node-rank", "1", script("collectives.py")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = torchrun(*common[1:], "--node_rank", "0", script("collectives.py"))
+    expect_lines(out, "4 processes,", "result: ok: 4 ranks finished")
+    worker_out, worker_err = node1.communicate(timeout=120)
+    if node1.returncode != 0:
+        sys.exit(f"FAIL: node 1 exited {node1.returncode}\n{worker_out}\n{worker_err}")
+    expect_lines(worker_out, "node 1 of 2: ranks 2-3", "rank 3: exit status 0")
+
+
+CASES = {f.__name__: f for f in (two_nodes, collectives, collectives_vs_gloo, ddp_vs_gloo, skip_all_reduce,
                                  both_send, both_send_eager, size_mismatch, raises,
                                  deterministic_trace)}
 
