@@ -117,12 +117,16 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
   const ClusterFlags cluster = emulator_flags(flags.cluster);
   const Algorithm algorithm = to_algorithm(cluster);
   const ScenarioParams params{.count = flags.count};
-  MpiRunOptions options{.algorithm = algorithm, .record = !flags.cluster.trace_path.empty()};
-  options.trace_config = {{"program", "scenario"}, {"scenario", scenario.name},
-                          {"count", params.count}, {"algorithm", algorithm_name(flags)},
-                          {"backend", "mpi"},      {"hosts", job_hosts()}};
+  // The launcher's header adds the backend, the hosts and, with --algo mpi, that algorithm.
+  const LaunchOptions options{.algorithm = algorithm,
+                              .record = !flags.cluster.trace_path.empty(),
+                              .trace_config = {{"program", "scenario"},
+                                               {"scenario", scenario.name},
+                                               {"count", params.count},
+                                               {"algorithm", to_string(algorithm)}}};
   ScenarioOutput output(world);
-  const MpiRun run = run_on_mpi(session, options, [&](Communicator& comm) {
+  MpiLauncher launcher(session);
+  const Launched run = launcher.run(options, [&](Communicator& comm) {
     scenario.body(comm, params, output);
   });
   // Each process holds its own rank's lines.
