@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "cli/cluster_flags.hpp"
 #include "cli/run_diagnosis.hpp"
@@ -85,11 +86,14 @@ int run_main_job(MpiSession& session, const RunFlags& flags) {
     throw UsageError(fmt::format("mpirun -np {} does not match the layout: {} needs {} processes",
                                  session.size(), layout.describe(), layout.world_size()));
   }
-  job.use_mpi(session);
-  TrainRun run = job.run(job.options());
+  if (session.rank() == 0) {
+    spdlog::info("starting {} MPI processes: {}", session.size(), layout.describe());
+  }
+  MpiLauncher launcher(session);
+  TrainRun run = job.run(launcher, {.cluster = fmt::format("backend mpi, {} processes, algorithm {}",
+                                                           session.size(), algorithm_name(flags)),
+                                    .send_mode = job.options().send_mode});
   const int code = at_rank0(session, [&] {
-    run.report.cluster = fmt::format("backend mpi, {} processes, algorithm {}", session.size(),
-                                     algorithm_name(flags));
     run.report.trace_path = flags.cluster.trace_path.empty() ? kMainTrace : flags.cluster.trace_path;
     write_trace_creating_folders(run.report.trace_path, run.trace);
     if (flags.train.json) {

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cli/train_report.hpp"
@@ -27,6 +28,12 @@ class TrainingChecks {
 
   /// What rank `rank` calls after each step; each rank writes only its own records.
   StepObserver<Scalar> observer(int rank);
+
+  /// Rank `rank`'s records as bytes, and back: where ranks run in processes of their own
+  /// (MPI), each records its own rank, and rank 0 gathers them before fill(). Throws Error
+  /// for bytes encode_rank did not write.
+  std::string encode_rank(int rank) const;
+  void decode_rank(int rank, const std::string& bytes);
 
   /// After a run that finished: every rank's check and every step's row into `report`.
   void fill(TrainReport& report);
