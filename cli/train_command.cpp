@@ -299,7 +299,8 @@ class PreparedJob final : public TrainJob::Impl {
     report.cluster = launch.cluster;
     std::optional<TrainingChecks<Scalar>> checks;
     if (spec_.multi_step()) {
-      checks.emplace(spec_, data_.problem, data_.golden ? &*data_.golden : nullptr);
+      checks.emplace(spec_, data_.problem, data_.golden ? &*data_.golden : nullptr,
+                     launcher.local_ranks());
     }
     std::optional<TrainingProgress> passes;
     if (launch.progress) passes.emplace(spec_, schedule_);

@@ -16,11 +16,11 @@ double TrainStepRow::mean(const std::vector<double>& values) {
 
 template <typename Scalar>
 TrainingChecks<Scalar>::TrainingChecks(const TrainSpec& spec, const Problem<Scalar>& problem,
-                                       const GoldenSet<Scalar>* golden)
+                                       const GoldenSet<Scalar>* golden, int local_ranks)
     : spec_(spec),
       golden_(spec.mode == ParallelMode::hybrid ? golden : nullptr),
       tolerance_(relative_tolerance<Scalar>()),
-      trajectory_(problem, spec.training.lr.value_or(0.0), spec.layout.world_size()),
+      trajectory_(problem, spec.training.lr.value_or(0.0), local_ranks),
       ranks_(static_cast<std::size_t>(spec.layout.world_size())) {
   for (RankRecord& rank : ranks_) rank.steps.resize(static_cast<std::size_t>(spec.training.steps));
 }

@@ -22,9 +22,10 @@ template <typename Scalar>
 class TrainingChecks {
  public:
   /// For `spec`'s run from `problem`'s weights; `golden` (may be null) is compared with
-  /// the first step, the one its gradients belong to.
+  /// the first step, the one its gradients belong to. `local_ranks` of the ranks record
+  /// their steps here (Launcher::local_ranks): a dense step is dropped once each has.
   TrainingChecks(const TrainSpec& spec, const Problem<Scalar>& problem,
-                 const GoldenSet<Scalar>* golden);
+                 const GoldenSet<Scalar>* golden, int local_ranks);
 
   /// What rank `rank` calls after each step; each rank writes only its own records.
   StepObserver<Scalar> observer(int rank);

@@ -48,6 +48,7 @@ class EmulatorLauncher final : public Launcher {
 
   int world_size() const override { return options_.world_size; }
   DeviceKind device() const override { return options_.device; }
+  int local_ranks() const override { return options_.world_size; }
   const ClusterOptions& options() const { return options_; }
 
  protected:

@@ -57,6 +57,9 @@ class Launcher {
   virtual int world_size() const = 0;
   /// The device the ranks' buffers live on (cpu: the host).
   virtual DeviceKind device() const = 0;
+  /// How many of the ranks run in this process: all of them on the emulator, one on each
+  /// MPI process. (What a program shares between its ranks is shared this many ways.)
+  virtual int local_ranks() const = 0;
 
   /// Runs `program` once per rank. Rank failures are reported (Launched::report), not
   /// thrown; a launcher may end the whole job on one instead (MPI: a failure other than a

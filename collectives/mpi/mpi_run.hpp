@@ -53,6 +53,7 @@ class MpiLauncher final : public Launcher {
 
   int world_size() const override { return session_.size(); }
   DeviceKind device() const override { return session_.options().device; }
+  int local_ranks() const override { return 1; }
 
  protected:
   Launched launch(const LaunchOptions& options, const GatheringProgram& program,

@@ -40,6 +40,7 @@ TEST(EmulatorLauncherTest, GathersEachRanksBytesAndRecordsTheTrace) {
   EmulatorLauncher launcher(world_of(4));
   EXPECT_EQ(launcher.world_size(), 4);
   EXPECT_EQ(launcher.device(), DeviceKind::cpu);
+  EXPECT_EQ(launcher.local_ranks(), 4);
   const LaunchOptions options{.algorithm = Algorithm::ring,
                               .record = true,
                               .trace_config = {{"program", "launcher-test"}}};

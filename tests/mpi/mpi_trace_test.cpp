@@ -94,6 +94,7 @@ TEST(MpiTrace, LaunchersRunTheSameProgramAlike) {
   MpiLauncher mpi(session());
   EXPECT_EQ(mpi.world_size(), n);
   EXPECT_EQ(mpi.device(), DeviceKind::cpu);
+  EXPECT_EQ(mpi.local_ranks(), 1);
   const LaunchOptions launch{.algorithm = Algorithm::direct,
                              .record = true,
                              .trace_config = {{"program", "launcher-test"}}};
