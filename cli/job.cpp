@@ -44,12 +44,12 @@ class ScenarioJob final : public Job {
   const ClusterOptions& options() const override { return options_; }
 
   JobOutcome run(ClusterOptions options) const override {
-    auto sink = std::make_shared<MemorySink>();
-    options.trace_sink = sink;
-    options.trace_config = {{"program", "scenario"},
-                            {"scenario", scenario_.name},
-                            {"count", params_.count},
-                            {"algorithm", to_string(algorithm_)}};
+    const LaunchOptions launch{.algorithm = algorithm_,
+                               .record = true,
+                               .trace_config = {{"program", "scenario"},
+                                                {"scenario", scenario_.name},
+                                                {"count", params_.count},
+                                                {"algorithm", to_string(algorithm_)}}};
     ScenarioReport report{.scenario = scenario_.name,
                           .world = options.world_size,
                           .cluster = fmt::format("policy {}, threads {}, send mode {}, algorithm {}",
@@ -58,14 +58,15 @@ class ScenarioJob final : public Job {
                                                  to_string(algorithm_))};
     const SendMode send_mode = options.send_mode;
     // First: it refuses a world too large for memory.
-    Cluster cluster(std::move(options), algorithm_);
-    ScenarioOutput output(cluster.options().world_size);
+    EmulatorLauncher launcher(std::move(options));
+    ScenarioOutput output(launcher.world_size());
     JobOutcome out;
-    report.run =
-        cluster.run([&](Communicator& comm) { scenario_.body(comm, params_, output); });
+    Launched run =
+        launcher.run(launch, [&](Communicator& comm) { scenario_.body(comm, params_, output); });
+    report.run = std::move(run.report);
     report.output = output.lines();
     for (const auto& line : report.output) out.results += line + "\n";
-    out.trace = sink->take();  // a million ranks' events: moved, not copied
+    out.trace = std::move(run.trace);  // a million ranks' events: moved, not copied
     if (cost_) {
       // Virtual time: the trace timed under the cost model, and annotated with it.
       const VirtualTimes times = time_trace(out.trace, *cost_, send_mode);

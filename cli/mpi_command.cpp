@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "cli/cluster_flags.hpp"
 #include "cli/run_diagnosis.hpp"
@@ -85,11 +86,14 @@ int run_main_job(MpiSession& session, const RunFlags& flags) {
     throw UsageError(fmt::format("mpirun -np {} does not match the layout: {} needs {} processes",
                                  session.size(), layout.describe(), layout.world_size()));
   }
-  job.use_mpi(session);
-  TrainRun run = job.run(job.options());
+  if (session.rank() == 0) {
+    spdlog::info("starting {} MPI processes: {}", session.size(), layout.describe());
+  }
+  MpiLauncher launcher(session);
+  TrainRun run = job.run(launcher, {.cluster = fmt::format("backend mpi, {} processes, algorithm {}",
+                                                           session.size(), algorithm_name(flags)),
+                                    .send_mode = job.options().send_mode});
   const int code = at_rank0(session, [&] {
-    run.report.cluster = fmt::format("backend mpi, {} processes, algorithm {}", session.size(),
-                                     algorithm_name(flags));
     run.report.trace_path = flags.cluster.trace_path.empty() ? kMainTrace : flags.cluster.trace_path;
     write_trace_creating_folders(run.report.trace_path, run.trace);
     if (flags.train.json) {
@@ -117,12 +121,16 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
   const ClusterFlags cluster = emulator_flags(flags.cluster);
   const Algorithm algorithm = to_algorithm(cluster);
   const ScenarioParams params{.count = flags.count};
-  MpiRunOptions options{.algorithm = algorithm, .record = !flags.cluster.trace_path.empty()};
-  options.trace_config = {{"program", "scenario"}, {"scenario", scenario.name},
-                          {"count", params.count}, {"algorithm", algorithm_name(flags)},
-                          {"backend", "mpi"},      {"hosts", job_hosts()}};
+  // The launcher's header adds the backend, the hosts and, with --algo mpi, that algorithm.
+  const LaunchOptions options{.algorithm = algorithm,
+                              .record = !flags.cluster.trace_path.empty(),
+                              .trace_config = {{"program", "scenario"},
+                                               {"scenario", scenario.name},
+                                               {"count", params.count},
+                                               {"algorithm", to_string(algorithm)}}};
   ScenarioOutput output(world);
-  const MpiRun run = run_on_mpi(session, options, [&](Communicator& comm) {
+  MpiLauncher launcher(session);
+  const Launched run = launcher.run(options, [&](Communicator& comm) {
     scenario.body(comm, params, output);
   });
   // Each process holds its own rank's lines.

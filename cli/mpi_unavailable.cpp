@@ -1,7 +1,6 @@
 // The MPI entry points of a ranklab built without Open MPI (RANKLAB_MPI=OFF, or AUTO without
 // its development files): they say how to get it.
 #include "cli/mpi_command.hpp"
-#include "cli/mpi_train.hpp"
 #include "traces/error.hpp"
 
 namespace ranklab::cli {
@@ -16,16 +15,5 @@ namespace {
 }  // namespace
 
 int run_command_on_mpi(const RunFlags&) { unavailable(); }
-
-template <typename Scalar>
-ClusterRun<Scalar> run_main_job_on_mpi(MpiSession&, const TrainSpec&, Algorithm,
-                                       const Problem<Scalar>&) {
-  unavailable();
-}
-
-template ClusterRun<float> run_main_job_on_mpi(MpiSession&, const TrainSpec&, Algorithm,
-                                               const Problem<float>&);
-template ClusterRun<double> run_main_job_on_mpi(MpiSession&, const TrainSpec&, Algorithm,
-                                                const Problem<double>&);
 
 }  // namespace ranklab::cli

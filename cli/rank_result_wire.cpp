@@ -1,67 +1,10 @@
 #include "cli/rank_result_wire.hpp"
 
-#include <cstring>
-
-#include <fmt/format.h>
-
-#include "traces/error.hpp"
+#include "cli/wire.hpp"
 
 namespace ranklab::cli {
-namespace {
-
-class Writer {
- public:
-  template <typename T>
-  void value(const T& v) {
-    bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  template <typename Dense>
-  void dense(const Dense& m) {
-    value<std::int64_t>(m.rows());
-    value<std::int64_t>(m.cols());
-    bytes_.append(reinterpret_cast<const char*>(m.data()),
-                  static_cast<std::size_t>(m.size()) * sizeof(typename Dense::Scalar));
-  }
-  std::string take() { return std::move(bytes_); }
-
- private:
-  std::string bytes_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
-  template <typename T>
-  T value() {
-    T v;
-    std::memcpy(&v, take(sizeof v), sizeof v);
-    return v;
-  }
-  template <typename Dense>
-  void dense(Dense& m) {
-    const auto rows = value<std::int64_t>();
-    const auto cols = value<std::int64_t>();
-    if (rows < 0 || cols < 0) throw Error("a rank's results: a negative matrix size");
-    m.resize(rows, cols);
-    const std::size_t n = static_cast<std::size_t>(rows * cols) * sizeof(typename Dense::Scalar);
-    if (n > 0) std::memcpy(m.data(), take(n), n);
-  }
-  void expect_end() const {
-    if (at_ != bytes_.size()) throw Error("a rank's results: bytes left over");
-  }
-
- private:
-  const char* take(std::size_t n) {
-    if (bytes_.size() - at_ < n) throw Error("a rank's results: truncated");
-    const char* p = bytes_.data() + at_;
-    at_ += n;
-    return p;
-  }
-  const std::string& bytes_;
-  std::size_t at_ = 0;
-};
-
-}  // namespace
+using wire::Reader;
+using wire::Writer;
 
 template <typename Scalar>
 std::string encode_rank_result(const RankResult<Scalar>& r) {
@@ -86,7 +29,7 @@ std::string encode_rank_result(const RankResult<Scalar>& r) {
 
 template <typename Scalar>
 RankResult<Scalar> decode_rank_result(const std::string& bytes) {
-  Reader in(bytes);
+  Reader in(bytes, "a rank's results");
   RankResult<Scalar> r;
   r.rank = in.value<std::int32_t>();
   r.coords = in.value<Coords>();

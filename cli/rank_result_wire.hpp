@@ -1,6 +1,6 @@
-// A rank's results of the main job as bytes, so that MPI processes can send theirs to rank 0
-// for the checks (cli/mpi_train.cpp). Native byte order: every process of a job runs the
-// same binary.
+// A rank's results of the main job as bytes, so that every launcher hands them to the
+// reporting process for the checks (cli/train_command.cpp): MPI processes send theirs to
+// rank 0. Native byte order (cli/wire.hpp): every process of a job runs the same binary.
 #pragma once
 
 #include <string>

@@ -1,8 +1,5 @@
 #include "cli/train_command.hpp"
 
-#include "cli/cluster_run.hpp"
-#include "cli/mpi_train.hpp"
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -10,7 +7,10 @@
 #include <cmath>
 #include <iostream>
 
+#include "cli/rank_result_wire.hpp"
+#include "cli/wire.hpp"
 #include "collectives/cluster.hpp"
+#include "collectives/launcher.hpp"
 #include "comm/errors.hpp"
 #include "model/parallel_step.hpp"
 #include "model/training.hpp"
@@ -110,9 +110,8 @@ JobData<Scalar> load_job_data(const TrainSpec& spec) {
   return data;
 }
 
-}  // namespace
-
-nlohmann::json train_trace_config(const TrainSpec& spec, Algorithm algorithm) {
+// The trace header's config of the main job `spec` run with `algorithm` on `device`.
+nlohmann::json train_trace_config(const TrainSpec& spec, Algorithm algorithm, DeviceKind device) {
   const ModelShape& s = spec.shape;
   nlohmann::json config = {{"program", "train"},   {"mode", to_string(spec.mode)},
                            {"tp", spec.layout.tp}, {"pp", spec.layout.pp},
@@ -132,40 +131,44 @@ nlohmann::json train_trace_config(const TrainSpec& spec, Algorithm algorithm) {
     config["steps"] = spec.training.steps;
     config["lr"] = *spec.training.lr;
   }
+  // The default device keeps the header as it was; another names itself.
+  if (device != DeviceKind::cpu) config["device"] = to_string(device);
   return config;
 }
 
-namespace {
-
+// The main job's rank program, the same on every launcher: the rank's steps, then its
+// result and (with --steps > 1) its per-step checks as bytes, for the reporting process.
 // `checks` (null for one step) sees every rank's every step, `progress` (null: none drawn)
 // every rank's every pass.
 template <typename Scalar>
-ClusterRun<Scalar> run_on_cluster(const TrainSpec& spec, ClusterOptions options,
-                                  Algorithm algorithm, const Problem<Scalar>& problem,
-                                  TrainingChecks<Scalar>* checks, TrainingProgress* progress) {
-  auto sink = std::make_shared<MemorySink>();
-  options.trace_sink = sink;
-  options.trace_config = train_trace_config(spec, algorithm);
-  // The default device keeps the header as it was; another names itself.
-  if (options.device != DeviceKind::cpu) options.trace_config["device"] = to_string(options.device);
-  ClusterRun<Scalar> run;
-  run.results.resize(static_cast<std::size_t>(spec.layout.world_size()));
-  spdlog::info("starting {} ranks: {}", spec.layout.world_size(), spec.layout.describe());
-  const auto start = Clock::now();
-  Cluster cluster(std::move(options), algorithm);
-  run.report = cluster.run([&](Communicator& world) {
-    // Each rank writes only its own slot, so threads never share an element.
-    const StepObserver<Scalar> observe =
-        checks != nullptr ? checks->observer(world.rank()) : StepObserver<Scalar>{};
-    const PassObserver after_pass = progress != nullptr ? progress->observer() : PassObserver{};
-    run.results[static_cast<std::size_t>(world.rank())] = run_training_rank<Scalar>(
-        world, spec.layout, problem, spec.step, spec.training, observe, after_pass);
-  });
-  if (progress != nullptr) progress->finish();
-  run.ms = elapsed_ms(start);
-  run.trace = sink->trace();
-  spdlog::info("run ended: {}", to_string(run.report.status));
-  return run;
+std::string train_rank(Communicator& world, const TrainSpec& spec, const Problem<Scalar>& problem,
+                       TrainingChecks<Scalar>* checks, TrainingProgress* progress) {
+  // Each rank writes only its own records, so threads never share one.
+  const StepObserver<Scalar> observe =
+      checks != nullptr ? checks->observer(world.rank()) : StepObserver<Scalar>{};
+  const PassObserver after_pass = progress != nullptr ? progress->observer() : PassObserver{};
+  const RankResult<Scalar> result = run_training_rank<Scalar>(
+      world, spec.layout, problem, spec.step, spec.training, observe, after_pass);
+  wire::Writer out;
+  out.bytes(encode_rank_result(result));
+  out.bytes(checks != nullptr ? checks->encode_rank(world.rank()) : std::string());
+  return out.take();
+}
+
+// Every rank's result from the run's gathered bytes; the per-step checks go to `checks`.
+template <typename Scalar>
+std::vector<RankResult<Scalar>> take_rank_results(const std::vector<std::string>& gathered,
+                                                  TrainingChecks<Scalar>* checks) {
+  std::vector<RankResult<Scalar>> results;
+  results.reserve(gathered.size());
+  for (std::size_t rank = 0; rank < gathered.size(); ++rank) {
+    wire::Reader in(gathered[rank], "a rank's results");
+    results.push_back(decode_rank_result<Scalar>(in.bytes()));
+    const std::string step_checks = in.bytes();
+    in.expect_end();
+    if (checks != nullptr) checks->decode_rank(static_cast<int>(rank), step_checks);
+  }
+  return results;
 }
 
 // Per rank: the dense reference, and the golden set's gradients where it has this layout.
@@ -286,38 +289,36 @@ class PreparedJob final : public TrainJob::Impl {
     dense_ms_ = elapsed_ms(start);
   }
 
-  TrainRun run(ClusterOptions options, bool progress) const override {
+  TrainRun run(Launcher& launcher, const TrainLaunch& launch) const override {
     TrainRun out;
     TrainReport& report = out.report;
     report = TrainReport{.spec = spec_, .ranks = layout_rows(spec_)};
     report.pipeline.schedule = schedule_;
     report.pipeline.verdict = verdict_;
     report.tolerance = relative_tolerance<Scalar>();
-    report.cluster = fmt::format("policy {}, threads {}, send mode {}, algorithm {}",
-                                 options.policy.to_string(), options.threads,
-                                 options.send_mode.to_string(), to_string(algorithm_));
-    if (options.device != DeviceKind::cpu) {
-      report.cluster += fmt::format(", device {} (communication staged through host buffers)",
-                                    to_string(options.device));
-    }
-    const SendMode send_mode = options.send_mode;
+    report.cluster = launch.cluster;
     std::optional<TrainingChecks<Scalar>> checks;
     if (spec_.multi_step()) {
-      checks.emplace(spec_, data_.problem, data_.golden ? &*data_.golden : nullptr);
+      checks.emplace(spec_, data_.problem, data_.golden ? &*data_.golden : nullptr,
+                     launcher.local_ranks());
     }
-    std::optional<TrainingProgress> passes;  // on the emulator (MPI processes draw none)
-    if (progress && mpi_ == nullptr) passes.emplace(spec_, schedule_);
-    ClusterRun<Scalar> run =
-        mpi_ != nullptr
-            ? run_main_job_on_mpi<Scalar>(*mpi_, spec_, algorithm_, data_.problem)
-            : run_on_cluster(spec_, std::move(options), algorithm_, data_.problem,
-                             checks ? &*checks : nullptr, passes ? &*passes : nullptr);
+    std::optional<TrainingProgress> passes;
+    if (launch.progress) passes.emplace(spec_, schedule_);
+    const LaunchOptions options{
+        .algorithm = algorithm_,
+        .record = true,
+        .trace_config = train_trace_config(spec_, algorithm_, launcher.device())};
+    Launched run = launcher.run_gathering(options, [&](Communicator& world) {
+      return train_rank<Scalar>(world, spec_, data_.problem, checks ? &*checks : nullptr,
+                                passes ? &*passes : nullptr);
+    });
+    if (passes) passes->finish();
     if (!run.has_results) {
-      out.run = std::move(run.report);  // an MPI process other than rank 0
+      out.run = std::move(run.report);  // a process that does not report (MPI rank > 0)
       return out;
     }
     if (cost_) {
-      const VirtualTimes times = time_trace(run.trace, *cost_, send_mode);
+      const VirtualTimes times = time_trace(run.trace, *cost_, launch.send_mode);
       annotate(run.trace, times);
       report.virtual_time = format_virtual_times(times, *cost_);
       report.virtual_time_json = virtual_times_to_json(times, *cost_);
@@ -327,17 +328,19 @@ class PreparedJob final : public TrainJob::Impl {
     out.trace = std::move(run.trace);
     out.run = std::move(run.report);
     if (!out.run.ok()) return out;
+    const std::vector<RankResult<Scalar>> results =
+        take_rank_results<Scalar>(run.results, checks ? &*checks : nullptr);
     report.dense_ms = dense_ms_;
     if (data_.golden) report.dense_golden = compare_dense_with_golden(reference_, *data_.golden);
     if (checks) {
       checks->fill(report);
       report.dense_ms = checks->dense_ms();
-      fill_checks(report, data_, checks->last().weights, checks->last().reference, run.results);
+      fill_checks(report, data_, checks->last().weights, checks->last().reference, results);
     } else {
-      fill_checks(report, data_, data_.problem.layers, reference_, run.results);
+      fill_checks(report, data_, data_.problem.layers, reference_, results);
     }
     fill_traffic(report, out.trace, algorithm_ == Algorithm::direct, sizeof(Scalar));
-    out.results = results_digest(run.results);
+    out.results = results_digest(results);
     return out;
   }
 
@@ -448,12 +451,23 @@ TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::op
 
 TrainJob::~TrainJob() = default;
 
-void TrainJob::Impl::use_mpi(MpiSession& session) {
-  if (spec_.multi_step()) {
-    throw UsageError(fmt::format("--steps {}: --backend mpi runs a single step (--steps 1)",
-                                 spec_.training.steps));
+TrainRun TrainJob::run(ClusterOptions options, bool progress) const {
+  TrainLaunch launch{.cluster = fmt::format("policy {}, threads {}, send mode {}, algorithm {}",
+                                            options.policy.to_string(), options.threads,
+                                            options.send_mode.to_string(),
+                                            to_string(impl_->algorithm())),
+                     .send_mode = options.send_mode,
+                     .progress = progress};
+  if (options.device != DeviceKind::cpu) {
+    launch.cluster += fmt::format(", device {} (communication staged through host buffers)",
+                                  to_string(options.device));
   }
-  mpi_ = &session;
+  const ParallelConfig& layout = spec().layout;
+  spdlog::info("starting {} ranks: {}", layout.world_size(), layout.describe());
+  EmulatorLauncher launcher(std::move(options));
+  TrainRun run = impl_->run(launcher, launch);
+  spdlog::info("run ended: {}", to_string(run.run.status));
+  return run;
 }
 
 int train_command(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,

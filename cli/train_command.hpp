@@ -15,7 +15,7 @@
 #include "cli/train_report.hpp"
 
 namespace ranklab {
-class MpiSession;
+class Launcher;
 }
 
 namespace ranklab::cli {
@@ -37,6 +37,15 @@ struct TrainRun {
   std::string results;  ///< a hash of every rank's output, loss and gradients, bit for bit
 };
 
+/// What a run of the main job needs besides its launcher: how the report names the cluster,
+/// what the cost model times the trace under, whether the passes are drawn.
+struct TrainLaunch {
+  std::string cluster;  ///< the report's cluster line
+  SendMode send_mode;   ///< the cost model's (--send-mode)
+  /// A long run shows its passes on stderr when it is a terminal (cli/train_progress.hpp).
+  bool progress = false;
+};
+
 /// The main job prepared once (flags resolved, data loaded, dense reference computed) and
 /// run as often as needed: once by `ranklab run`, once per schedule by `ranklab explore`.
 class TrainJob {
@@ -52,30 +61,29 @@ class TrainJob {
   const TrainSpec& spec() const { return impl_->spec(); }
   /// The cluster options the flags give; a caller may change the policy and add a log.
   const ClusterOptions& options() const { return impl_->options(); }
-  /// Runs the job's steps on a fresh cluster and checks them. Writes no file (but --save's).
-  /// Safe to call from several threads at once. `progress`: a long run shows its passes on
-  /// stderr when it is a terminal (cli/train_progress.hpp); explore, which runs many, does
-  /// not.
-  TrainRun run(ClusterOptions options, bool progress = false) const {
-    return impl_->run(std::move(options), progress);
+  /// Runs the job's steps on `launcher`, whose world must be the layout's, and checks them:
+  /// the same rank program on every launcher, each rank's results and per-step checks
+  /// gathered to the reporting process. Writes no file (but --save's). Where the launcher
+  /// does not report from this process (MPI ranks other than 0), the TrainRun holds only
+  /// `run`. Safe to call from several threads at once, each with its own launcher.
+  TrainRun run(Launcher& launcher, const TrainLaunch& launch) const {
+    return impl_->run(launcher, launch);
   }
-  /// Later runs go to the processes of `session`'s MPI job instead of a cluster (`ranklab run
-  /// --backend mpi`): only rank 0's TrainRun holds the report and the trace.
-  void use_mpi(MpiSession& session) { impl_->use_mpi(session); }
+  /// The same on a fresh emulated cluster with `options`. `progress`: as TrainLaunch's;
+  /// explore, which runs many, draws none.
+  TrainRun run(ClusterOptions options, bool progress = false) const;
 
   /// The float or double job behind the interface.
   class Impl {
    public:
     Impl(TrainSpec spec, const ClusterFlags& flags, std::optional<CostModel> cost);
     virtual ~Impl() = default;
-    virtual TrainRun run(ClusterOptions options, bool progress) const = 0;
+    virtual TrainRun run(Launcher& launcher, const TrainLaunch& launch) const = 0;
     const TrainSpec& spec() const { return spec_; }
     const ClusterOptions& options() const { return options_; }
-    /// Throws UsageError for --steps > 1 (the MPI processes run one step).
-    void use_mpi(MpiSession& session);
+    Algorithm algorithm() const { return algorithm_; }
 
    protected:
-    MpiSession* mpi_ = nullptr;
     TrainSpec spec_;
     ClusterOptions options_;
     Algorithm algorithm_;

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "cli/wire.hpp"
 #include "model/run_golden.hpp"
 
 namespace ranklab::cli {
@@ -15,11 +16,11 @@ double TrainStepRow::mean(const std::vector<double>& values) {
 
 template <typename Scalar>
 TrainingChecks<Scalar>::TrainingChecks(const TrainSpec& spec, const Problem<Scalar>& problem,
-                                       const GoldenSet<Scalar>* golden)
+                                       const GoldenSet<Scalar>* golden, int local_ranks)
     : spec_(spec),
       golden_(spec.mode == ParallelMode::hybrid ? golden : nullptr),
       tolerance_(relative_tolerance<Scalar>()),
-      trajectory_(problem, spec.training.lr.value_or(0.0), spec.layout.world_size()),
+      trajectory_(problem, spec.training.lr.value_or(0.0), local_ranks),
       ranks_(static_cast<std::size_t>(spec.layout.world_size())) {
   for (RankRecord& rank : ranks_) rank.steps.resize(static_cast<std::size_t>(spec.training.steps));
 }
@@ -60,6 +61,91 @@ void TrainingChecks<Scalar>::record(int rank, int step, const RankResult<Scalar>
     record.shown_step = step;
   }
   if (step + 1 == spec_.training.steps && rank == 0) last_ = dense;
+}
+
+namespace {
+
+constexpr const char* kRecordBytes = "a rank's step checks";
+
+void write_stat(wire::Writer& w, const std::optional<ErrorStat>& stat) {
+  w.value<std::uint8_t>(stat ? 1 : 0);
+  if (stat) w.value(*stat);
+}
+
+std::optional<ErrorStat> read_stat(wire::Reader& in) {
+  if (in.value<std::uint8_t>() == 0) return std::nullopt;
+  return in.value<ErrorStat>();
+}
+
+void write_check(wire::Writer& w, const RankCheck& check) {
+  w.value<std::int32_t>(check.rank);
+  w.value(check.coords);
+  w.value<std::uint64_t>(check.layers.size());
+  for (const std::int64_t layer : check.layers) w.value(layer);
+  w.value(check.loss);
+  w.value(check.output);
+  w.value(check.grads);
+  write_stat(w, check.golden);
+  write_stat(w, check.weights);
+}
+
+RankCheck read_check(wire::Reader& in) {
+  RankCheck check;
+  check.rank = in.value<std::int32_t>();
+  check.coords = in.value<Coords>();
+  check.layers.resize(in.value<std::uint64_t>());
+  for (std::int64_t& layer : check.layers) layer = in.value<std::int64_t>();
+  check.loss = in.value<ErrorStat>();
+  check.output = in.value<ErrorStat>();
+  check.grads = in.value<ErrorStat>();
+  check.golden = read_stat(in);
+  check.weights = read_stat(in);
+  return check;
+}
+
+}  // namespace
+
+template <typename Scalar>
+std::string TrainingChecks<Scalar>::encode_rank(int rank) const {
+  const RankRecord& record = ranks_[static_cast<std::size_t>(rank)];
+  wire::Writer w;
+  w.value<std::uint64_t>(record.steps.size());
+  for (const StepRecord& step : record.steps) {
+    w.value(step.max_relative);
+    w.value<std::uint8_t>(step.ok ? 1 : 0);
+    w.value<std::uint8_t>(step.loss ? 1 : 0);
+    w.value(step.loss.value_or(0.0));
+    w.value(step.dense);
+  }
+  w.value<std::uint8_t>(record.shown ? 1 : 0);
+  if (record.shown) write_check(w, *record.shown);
+  w.value<std::int32_t>(record.shown_step);
+  write_stat(w, record.golden);
+  return w.take();
+}
+
+template <typename Scalar>
+void TrainingChecks<Scalar>::decode_rank(int rank, const std::string& bytes) {
+  wire::Reader in(bytes, kRecordBytes);
+  RankRecord record;
+  record.steps.resize(in.value<std::uint64_t>());
+  if (record.steps.size() != static_cast<std::size_t>(spec_.training.steps)) {
+    throw Error(fmt::format("{}: {} steps, the run has {}", kRecordBytes, record.steps.size(),
+                            spec_.training.steps));
+  }
+  for (StepRecord& step : record.steps) {
+    step.max_relative = in.value<double>();
+    step.ok = in.value<std::uint8_t>() != 0;
+    const bool has_loss = in.value<std::uint8_t>() != 0;
+    const auto loss = in.value<double>();
+    if (has_loss) step.loss = loss;
+    step.dense = in.value<double>();
+  }
+  if (in.value<std::uint8_t>() != 0) record.shown = read_check(in);
+  record.shown_step = in.value<std::int32_t>();
+  record.golden = read_stat(in);
+  in.expect_end();
+  ranks_[static_cast<std::size_t>(rank)] = std::move(record);
 }
 
 template <typename Scalar>

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cli/train_report.hpp"
@@ -21,12 +22,19 @@ template <typename Scalar>
 class TrainingChecks {
  public:
   /// For `spec`'s run from `problem`'s weights; `golden` (may be null) is compared with
-  /// the first step, the one its gradients belong to.
+  /// the first step, the one its gradients belong to. `local_ranks` of the ranks record
+  /// their steps here (Launcher::local_ranks): a dense step is dropped once each has.
   TrainingChecks(const TrainSpec& spec, const Problem<Scalar>& problem,
-                 const GoldenSet<Scalar>* golden);
+                 const GoldenSet<Scalar>* golden, int local_ranks);
 
   /// What rank `rank` calls after each step; each rank writes only its own records.
   StepObserver<Scalar> observer(int rank);
+
+  /// Rank `rank`'s records as bytes, and back: where ranks run in processes of their own
+  /// (MPI), each records its own rank, and rank 0 gathers them before fill(). Throws Error
+  /// for bytes encode_rank did not write.
+  std::string encode_rank(int rank) const;
+  void decode_rank(int rank, const std::string& bytes);
 
   /// After a run that finished: every rank's check and every step's row into `report`.
   void fill(TrainReport& report);

@@ -49,13 +49,15 @@ namespace ranklab {
 
 /// One process group as seen by one of its members (or by a non-member, whose rank() is
 /// -1 and which may only ask for size and names). Ranks are group ranks unless named global.
+/// The Communicator checks every call's arguments (peer, tag, group, count) before it reaches
+/// a backend, with one wording for all (collectives/communicator.cpp): a backend trusts them.
 class Backend {
  public:
   virtual ~Backend() = default;
 
   virtual int rank() const = 0;  ///< group rank of the caller, -1 if not a member
   virtual int size() const = 0;
-  virtual int global_rank(int group_rank) const = 0;
+  virtual int global_rank(int group_rank) const = 0;  ///< group_rank in [0, size())
   virtual int global_size() const = 0;  ///< size of the world
   virtual const std::string& name() const = 0;
 

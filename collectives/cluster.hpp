@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "collectives/communicator.hpp"
+#include "collectives/launcher.hpp"
 #include "collectives/options.hpp"
 #include "emulator/options.hpp"
 #include "comm/run_report.hpp"
@@ -35,6 +36,27 @@ class Cluster {
  private:
   ClusterOptions options_;
   Algorithm algorithm_;
+};
+
+/// The emulator as a Launcher: each run is a fresh Cluster with these options (its own:
+/// threads, stacks, policy, send mode, faults, timeout, device), recording into memory when
+/// LaunchOptions::record says so (then the options' own trace sink and config give way).
+class EmulatorLauncher final : public Launcher {
+ public:
+  /// Throws UsageError for an impossible configuration, as Cluster does.
+  explicit EmulatorLauncher(ClusterOptions options);
+
+  int world_size() const override { return options_.world_size; }
+  DeviceKind device() const override { return options_.device; }
+  int local_ranks() const override { return options_.world_size; }
+  const ClusterOptions& options() const { return options_; }
+
+ protected:
+  Launched launch(const LaunchOptions& options, const GatheringProgram& program,
+                  bool gather) override;
+
+ private:
+  ClusterOptions options_;
 };
 
 }  // namespace ranklab

@@ -30,6 +30,20 @@ class CollectiveScope {
   std::uint64_t sequence_;
 };
 
+// The argument checks of a point-to-point call, for every backend (which then trusts them):
+// the peer is a rank of the group (or any source, for a receive), the buffer holds its
+// count. The caller's group membership and tag are checked before.
+void check_peer_and_count(const Communicator& comm, int peer, const void* data,
+                          std::size_t count, bool receive) {
+  const std::string_view call = receive ? "recv" : "send";
+  RANKLAB_CHECK((peer >= 0 && peer < comm.size()) || (receive && peer == kAnySource),
+                "rank {}: {} {} rank {} of group {}, which has {} ranks",
+                comm.global_rank(comm.rank()), call, receive ? "from" : "to", peer, comm.name(),
+                comm.size());
+  RANKLAB_CHECK(data != nullptr || count == 0, "rank {}: {} {} a null buffer",
+                comm.global_rank(comm.rank()), call, receive ? "into" : "of");
+}
+
 void check_user_tag(int tag, bool receive) {
   RANKLAB_CHECK(is_user_tag(tag) || (receive && tag == kAnyTag),
                 "tag {} is outside the user range [0, {}): higher tags are reserved for "
@@ -57,6 +71,12 @@ Communicator::Communicator(std::shared_ptr<Backend> backend, Algorithm algorithm
       if (runs_direct(requested)) native_requests_ |= algorithm_bit(requested);
     }
   }
+}
+
+int Communicator::global_rank(int group_rank) const {
+  RANKLAB_CHECK(group_rank >= 0 && group_rank < size(), "rank {} is outside group {} of {} ranks",
+                group_rank, name(), size());
+  return backend_->global_rank(group_rank);
 }
 
 void Communicator::check_member(std::string_view call) const {
@@ -105,6 +125,7 @@ Communicator Communicator::split(int color, int key, Where where) {
 Work Communicator::isend(ConstBuffer data, int dst, int tag, Where where) {
   require_member("send");
   check_user_tag(tag, /*receive=*/false);
+  check_peer_and_count(*this, dst, data.data, data.count, /*receive=*/false);
   enter(where);
   if (data.device == nullptr) return backend_->isend(data, dst, tag);
   HostStaging staging(*backend_, data, {});
@@ -115,6 +136,7 @@ Work Communicator::isend(ConstBuffer data, int dst, int tag, Where where) {
 Work Communicator::irecv(MutableBuffer data, int src, int tag, Where where) {
   require_member("recv");
   check_user_tag(tag, /*receive=*/true);
+  check_peer_and_count(*this, src, data.data, data.count, /*receive=*/true);
   enter(where);
   if (data.device == nullptr) return backend_->irecv(data, src, tag);
   HostStaging staging(*backend_, {}, data);
@@ -125,6 +147,7 @@ Work Communicator::irecv(MutableBuffer data, int src, int tag, Where where) {
 void Communicator::send(ConstBuffer data, int dst, int tag, Where where) {
   require_member("send");
   check_user_tag(tag, /*receive=*/false);
+  check_peer_and_count(*this, dst, data.data, data.count, /*receive=*/false);
   enter(where);
   if (data.device == nullptr) {
     backend_->send(data, dst, tag);
@@ -137,6 +160,7 @@ void Communicator::send(ConstBuffer data, int dst, int tag, Where where) {
 RecvStatus Communicator::recv(MutableBuffer data, int src, int tag, Where where) {
   require_member("recv");
   check_user_tag(tag, /*receive=*/true);
+  check_peer_and_count(*this, src, data.data, data.count, /*receive=*/true);
   enter(where);
   if (data.device == nullptr) return backend_->recv(data, src, tag);
   HostStaging staging(*backend_, {}, data);

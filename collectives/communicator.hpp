@@ -48,7 +48,7 @@ class Communicator {
   int size() const { return backend_->size(); }
   bool is_member() const { return rank() >= 0; }
   const std::string& name() const { return backend_->name(); }
-  int global_rank(int group_rank) const { return backend_->global_rank(group_rank); }
+  int global_rank(int group_rank) const;
   Algorithm default_algorithm() const { return algorithm_; }
   /// The rank's device (the cluster's per-rank device, comm/device.hpp): where its tensors
   /// live. Buffers on it say so (ConstBuffer::device) and are staged through host memory.

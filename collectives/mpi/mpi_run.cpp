@@ -1,5 +1,7 @@
 #include "collectives/mpi/mpi_run.hpp"
 
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "collectives/mpi/detail/gather_strings.hpp"
@@ -130,6 +132,31 @@ MpiRun run_on_mpi(MpiSession& session, const MpiRunOptions& options,
   run.report.status =
       static_cast<RunStatus>(broadcast_from_rank0(static_cast<int>(run.report.status)));
   return run;
+}
+
+Launched MpiLauncher::launch(const LaunchOptions& options, const GatheringProgram& program,
+                             bool gather) {
+  MpiRunOptions run_options{.algorithm = options.algorithm, .record = options.record};
+  if (options.record) {
+    run_options.trace_config = options.trace_config;
+    run_options.trace_config["backend"] = "mpi";
+    run_options.trace_config["hosts"] = job_hosts();
+    if (session_.options().library_collectives) run_options.trace_config["algorithm"] = "mpi";
+  }
+  std::string mine;
+  const auto start = std::chrono::steady_clock::now();
+  MpiRun run = run_on_mpi(session_, run_options, [&](Communicator& world) {
+    mine = program(world);
+  });
+  Launched out;
+  out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+               .count();
+  // Every process is out of its program: the results travel on the end's own communicator.
+  if (gather) out.results = gather_to_rank0(mine);
+  out.report = std::move(run.report);
+  out.trace = std::move(run.trace);
+  out.has_results = session_.rank() == 0;
+  return out;
 }
 
 std::vector<std::string> job_hosts() { return gather_to_rank0(MpiSession::host()); }

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/communicator.hpp"
+#include "collectives/launcher.hpp"
 #include "collectives/mpi/mpi_session.hpp"
 #include "comm/run_report.hpp"
 #include "traces/event.hpp"
@@ -40,6 +41,27 @@ struct MpiRunOptions {
 /// something other than TimeoutError: then the job ends with MPI_Abort.
 MpiRun run_on_mpi(MpiSession& session, const MpiRunOptions& options,
                   const std::function<void(Communicator&)>& program);
+
+/// The MPI job as a Launcher: every process runs its own rank (the session's options are
+/// this launcher's own: eager size, timeout, --check-collectives, the library's collectives).
+/// A recorded trace's header names the backend (mpi) and the hosts, and the algorithm `mpi`
+/// where the library's own collectives run. Collective over the world, as run_on_mpi is;
+/// only rank 0 has results (the others get Launched::has_results false).
+class MpiLauncher final : public Launcher {
+ public:
+  explicit MpiLauncher(MpiSession& session) : session_(session) {}
+
+  int world_size() const override { return session_.size(); }
+  DeviceKind device() const override { return session_.options().device; }
+  int local_ranks() const override { return 1; }
+
+ protected:
+  Launched launch(const LaunchOptions& options, const GatheringProgram& program,
+                  bool gather) override;
+
+ private:
+  MpiSession& session_;
+};
 
 /// The hosts of the job's processes, by rank, at rank 0 (collective over the world).
 std::vector<std::string> job_hosts();

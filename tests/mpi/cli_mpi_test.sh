@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `ranklab run --backend mpi` end to end, as a user runs it: the main job with its checks
-# and its trace (identical to the emulator's for ranklab diff), -np not matching the layout,
+# and its trace (identical to the emulator's for ranklab diff), --steps N checked step by
+# step as on the emulator, -np not matching the layout,
 # hangs that become exit 3 and a trace whose replay on the emulator prints the emulator's own
 # culprit line, a --check-collectives mismatch (exit 4) and a failing rank (exit 5).
 #   cli_mpi_test.sh MPIRUN_SH MPIEXEC RANKLAB
@@ -58,12 +59,17 @@ err=$(timeout 60 "$mpirun_sh" "$mpiexec" 4 "$ranklab" run --backend mpi 2>&1 >/d
       grep -c "^ranklab: error: mpirun -np 4 does not match the layout: TP2 PP2 DP2")
 [ "$err" = 1 ] || fail "-np 4: $err error lines, expected 1"
 
-# --steps > 1: the MPI processes run a single step; one line from rank 0, exit 1.
-mpi 8 --steps 3
-expect_code 1 "--steps 3"
-err=$(timeout 60 "$mpirun_sh" "$mpiexec" 8 "$ranklab" run --backend mpi --steps 3 2>&1 >/dev/null |
-      grep -c "^ranklab: error: --steps 3: --backend mpi runs a single step")
-[ "$err" = 1 ] || fail "--steps 3: $err error lines, expected 1"
+# --steps N: the emulator's rank program, every step checked and gathered to rank 0; the
+# report's checks and the trace are the emulator's (but the cluster and time lines).
+mpi 8 --steps 3 --trace mpi-steps.jsonl
+expect_code 0 "--steps 3"
+expect_line "result: ok: 8 ranks finished; every check passed" "--steps 3"
+"$ranklab" run --steps 3 --trace emu-steps.jsonl >emu-steps.txt
+report_body() { grep -v -e '^cluster:' -e '^time:' -e '^trace:'; }
+steps_diff=$(diff <(report_body <emu-steps.txt) <(report_body <<<"$out"))
+[ -z "$steps_diff" ] || fail "--steps 3: the report differs from the emulator's:"$'\n'"$steps_diff"
+"$ranklab" diff emu-steps.jsonl mpi-steps.jsonl | grep -q "^identical: 8 ranks" ||
+  fail "--steps 3: the MPI trace differs from the emulator's"
 
 # Hangs: --timeout-ms turns them into exit 3 and a trace; its replay names the emulator's
 # culprit, and the trace is the emulator's own.

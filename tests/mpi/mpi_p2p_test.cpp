@@ -6,6 +6,12 @@
 
 #include <gmock/gmock.h>
 
+#include <fmt/format.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "collectives/cluster.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
 #include "comm/errors.hpp"
@@ -103,6 +109,52 @@ std::string mpi_line(const std::function<void(Communicator&)>& program) {
   }
   (void)session().trace_of_job({});
   return line;
+}
+
+// What each bad point-to-point call throws, in order ("no error" where none).
+std::vector<std::string> bad_argument_errors(Communicator& world) {
+  const int n = world.size();
+  std::int32_t v = world.rank();
+  std::vector<std::string> errors;
+  const auto call = [&errors](const std::function<void()>& bad) {
+    try {
+      bad();
+      errors.emplace_back("no error");
+    } catch (const UsageError& e) {
+      errors.emplace_back(e.what());
+    }
+  };
+  call([&] { world.send(std::span<const std::int32_t>(&v, 1), n, 0); });
+  call([&] { (void)world.recv(std::span(&v, 1), -5, 0); });
+  call([&] { world.send(ConstBuffer{nullptr, 2, DataType::i32}, 0, 0); });
+  call([&] { (void)world.recv(MutableBuffer{nullptr, 2, DataType::i32}, 0, 0); });
+  call([&] { (void)world.global_rank(n); });
+  return errors;
+}
+
+//! Bad point-to-point arguments (peer, count, group rank) are UsageErrors in the caller in
+//! the emulator's words, message for message (the Communicator checks them for every
+//! backend), and leave the job intact.
+TEST(MpiP2p, BadArgumentsReadAsTheEmulatorsErrors) {
+  Communicator world = session().world();
+  const int me = world.rank();
+  const int n = world.size();
+  const std::vector<std::string> got = bad_argument_errors(world);
+  std::vector<std::vector<std::string>> emulated(static_cast<std::size_t>(n));
+  run_on_emulator([&](Communicator& c) {
+    emulated[static_cast<std::size_t>(c.rank())] = bad_argument_errors(c);
+  });
+  EXPECT_EQ(got, emulated[static_cast<std::size_t>(me)]);
+  ASSERT_EQ(got.size(), 5u);
+  using ::testing::HasSubstr;
+  EXPECT_THAT(got[0], HasSubstr(fmt::format(
+                          "rank {}: send to rank {} of group world, which has {} ranks", me, n, n)));
+  EXPECT_THAT(got[1], HasSubstr(fmt::format(
+                          "rank {}: recv from rank -5 of group world, which has {} ranks", me, n)));
+  EXPECT_THAT(got[2], HasSubstr(fmt::format("rank {}: send of a null buffer", me)));
+  EXPECT_THAT(got[3], HasSubstr(fmt::format("rank {}: recv into a null buffer", me)));
+  EXPECT_THAT(got[4], HasSubstr(fmt::format("rank {} is outside group world of {} ranks", n, n)));
+  world.barrier();
 }
 
 //! The two sides of a message disagree: the receiver's MismatchError is the emulator's line,

@@ -3,7 +3,10 @@
 // included.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "collectives/cluster.hpp"
+#include "collectives/mpi/mpi_run.hpp"
 #include "tests/mpi/collective_cases.hpp"
 #include "tests/mpi/mpi_test_support.hpp"
 #include "traces/diff.hpp"
@@ -64,6 +67,54 @@ TEST(MpiTrace, SameEventsAsTheEmulator) {
           << "rank " << r << " event " << i;
     }
   }
+}
+
+// A ring exchange and an all_reduce, then the rank's bytes: what it received and reduced.
+std::string gathering_program(Communicator& comm) {
+  const int me = comm.rank();
+  const int p = comm.size();
+  const std::int32_t out = 10 * me;
+  std::int32_t in = -1;
+  Work received = comm.irecv(std::span(&in, 1), (me + p - 1) % p, 4);
+  comm.send(std::span<const std::int32_t>(&out, 1), (me + 1) % p, 4);
+  received.wait();
+  std::vector<std::int64_t> sum(3, me + 1);
+  comm.all_reduce(std::span(sum), {ReduceOp::sum});
+  return fmt::format("{}:{}:{}", me, in, sum[0]);
+}
+
+//! The same program through the Launcher interface on both backends: rank 0 of the MPI job
+//! gets every rank's bytes and a trace equal to the emulator's, whose header holds the
+//! config given plus the backend and the hosts; the other processes get no results.
+TEST(MpiTrace, LaunchersRunTheSameProgramAlike) {
+  const int n = session().size();
+  ClusterOptions options;
+  options.world_size = n;
+  EmulatorLauncher emulator(options);
+  MpiLauncher mpi(session());
+  EXPECT_EQ(mpi.world_size(), n);
+  EXPECT_EQ(mpi.device(), DeviceKind::cpu);
+  EXPECT_EQ(mpi.local_ranks(), 1);
+  const LaunchOptions launch{.algorithm = Algorithm::direct,
+                             .record = true,
+                             .trace_config = {{"program", "launcher-test"}}};
+  const Launched emulated = emulator.run_gathering(launch, gathering_program);
+  ASSERT_TRUE(emulated.report.ok()) << emulated.report.summary;
+  const Launched run = mpi.run_gathering(launch, gathering_program);
+  EXPECT_TRUE(run.report.ok()) << run.report.summary;
+  EXPECT_EQ(run.has_results, session().rank() == 0);
+  if (!run.has_results) {
+    EXPECT_TRUE(run.results.empty());
+    return;
+  }
+  EXPECT_EQ(run.results, emulated.results);
+  const TraceDiff diff = diff_traces(emulated.trace, run.trace);
+  EXPECT_TRUE(diff.identical()) << format_diff(diff, "emulator", "mpi");
+  const nlohmann::json& config = run.trace.header.config;
+  EXPECT_EQ(config.value("program", ""), "launcher-test");
+  EXPECT_EQ(config.value("backend", ""), "mpi");
+  ASSERT_TRUE(config.contains("hosts"));
+  EXPECT_EQ(config["hosts"].size(), static_cast<std::size_t>(n));
 }
 
 }  // namespace
