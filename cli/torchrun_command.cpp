@@ -13,7 +13,6 @@
 #include "cli/run_diagnosis.hpp"
 #include "emulator/report_json.hpp"
 #include "traces/jsonl.hpp"
-#include "traces/sink.hpp"
 
 namespace ranklab::cli {
 namespace {
@@ -90,8 +89,8 @@ std::string describe(const TorchRunFlags& flags, const ClusterOptions& options) 
 // rank: where in the script each one waits.
 nlohmann::ordered_json blocked_stacks(const torch_bridge::TorchRunResult& result) {
   nlohmann::ordered_json stacks = nlohmann::ordered_json::object();
-  for (std::size_t rank = 0; rank < result.report.ranks.size(); ++rank) {
-    if (result.report.ranks[rank].state == RankOutcome::State::finished) continue;
+  for (std::size_t rank = 0; rank < result.run.report.ranks.size(); ++rank) {
+    if (result.run.report.ranks[rank].state == RankOutcome::State::finished) continue;
     nlohmann::ordered_json frames = nlohmann::ordered_json::array();
     for (const auto& frame : result.python_stacks[rank]) {
       if (frame.is_array() && frame.size() == 3) {
@@ -195,18 +194,15 @@ int torchrun_command(const TorchRunFlags& flags) {
   options.nnodes = flags.nnodes;
   options.node_rank = flags.node_rank;
   options.cluster = to_cluster_options(flags.cluster, flags.nproc_per_node * flags.nnodes);
-  auto sink = std::make_shared<MemorySink>();
-  if (!flags.cluster.trace_path.empty()) {
-    options.cluster.trace_sink = sink;
-    options.cluster.trace_config = {{"program", "torchrun"}, {"script", flags.script}};
-  }
+  options.launch.record = !flags.cluster.trace_path.empty();
+  options.launch.trace_config = {{"program", "torchrun"}, {"script", flags.script}};
   const std::string headline = describe(flags, options.cluster);
   spdlog::info("{} ({})", headline, options.python);
   const torch_bridge::TorchRunResult result = torch_bridge::run_torch_job(std::move(options));
   if (result.worker_node) return report_worker_node(flags, result);
-  const RunReport& run = result.report;
+  const RunReport& run = result.run.report;
   if (!flags.cluster.trace_path.empty()) {
-    write_trace_creating_folders(flags.cluster.trace_path, sink->trace());
+    write_trace_creating_folders(flags.cluster.trace_path, result.run.trace);
   }
   write_wait_graph(flags.cluster.wait_graph_path, run);
   if (flags.json) {

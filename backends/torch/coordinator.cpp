@@ -226,10 +226,10 @@ TorchRunResult run_torch_job(TorchRunOptions options) {
       accept_all(*listener, processes, n, options.connect_timeout_ms);
 
   DecisionPoints decisions(connections, processes, options.cluster.timeout);
-  Cluster cluster(options.cluster, options.algorithm);
+  EmulatorLauncher launcher(options.cluster);
   TorchRunResult result;
   result.python_stacks.resize(static_cast<std::size_t>(n));
-  result.report = cluster.run([&](Communicator& world) {
+  result.run = launcher.run(options.launch, [&](Communicator& world) {
     const int rank = world.rank();
     decisions.rank_started(world);
     ProcessProxy proxy(world, *connections[static_cast<std::size_t>(rank)], decisions);

@@ -1,7 +1,7 @@
-// `ranklab torchrun`'s launcher: starts N PyTorch processes on one machine, each connected to
-// a coordinator that is a Cluster of N ranks, one ProcessProxy fiber per process, so every
-// torch.distributed call of the script runs on the emulator's fabric and every report is
-// the emulator's own (DESIGN.md §9).
+// `ranklab torchrun`'s launcher: starts N PyTorch processes, each connected to a coordinator
+// that runs, on the emulator's launcher (collectives/cluster.hpp), one ProcessProxy fiber per
+// process as its rank program, so every torch.distributed call of the script runs on the
+// emulator's fabric and every report and trace is the emulator's own (DESIGN.md §9).
 #pragma once
 
 #include <optional>
@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectives/launcher.hpp"
 #include "collectives/options.hpp"
 #include "comm/run_report.hpp"
 #include "emulator/options.hpp"
@@ -31,12 +32,12 @@ struct TorchRunOptions {
   /// world_size is nnodes x nproc_per_node. The bridge runs one worker thread: each fiber
   /// holds its worker while its process computes, so that decisions follow the policy.
   ClusterOptions cluster;
-  Algorithm algorithm = Algorithm::direct;
+  LaunchOptions launch;  ///< the trace (record, its header's config), the default algorithm
   int connect_timeout_ms = 120'000;  ///< for every process to start and connect
 };
 
 struct TorchRunResult {
-  RunReport report;  ///< the master node's; empty on the others
+  Launched run;  ///< the report and trace: the master node's; empty on the others
   bool worker_node = false;  ///< this node only ran its processes: the report is the master's
   std::vector<std::string> process_endings;  ///< by local rank: "exit status 0", ...
   std::vector<int> killed;  ///< the ranks whose processes had to be killed at the end
