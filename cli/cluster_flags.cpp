@@ -93,6 +93,14 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   if (flags.stack_kib < 16) {
     throw UsageError(fmt::format("--stack-kib must be at least 16, got {}", flags.stack_kib));
   }
+  // One stack larger than the 47-bit user address space can never be mapped; refused here,
+  // a larger value wrapped 64 bits in KiB x 1024 or in world x stack size and crashed.
+  constexpr std::size_t kMaxStackKib = std::size_t{1} << 37;  // 128 TiB
+  if (flags.stack_kib > kMaxStackKib) {
+    throw UsageError(fmt::format(
+        "--stack-kib must be at most {} (128 TiB, the user address space), got {}",
+        kMaxStackKib, flags.stack_kib));
+  }
   ClusterOptions options;
   options.world_size = world_size;
   options.policy = parse_flag("--policy", flags.policy, SchedulePolicy::parse);

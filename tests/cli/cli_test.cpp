@@ -256,6 +256,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"stack_negative",
                  {"run", "--scenario", "ring", "--stack-kib", " -64"},
                  "--stack-kib: must not be negative"},
+        // World x stack size wrapped 64 bits: SIGSEGV, or an internal "[engine.cpp:124]
+        // stack size must be at least 16 KiB, got 0" where KiB x 1024 wrapped.
+        BadInput{"stack_wraps_with_world",
+                 {"run", "--scenario", "ring", "--stack-kib", "4503599627370496"},
+                 "--stack-kib must be at most 137438953472 (128 TiB, the user address space), "
+                 "got 4503599627370496"},
+        BadInput{"stack_wraps_alone",
+                 {"run", "--scenario", "ring", "--stack-kib", "18014398509481984"},
+                 "--stack-kib must be at most 137438953472"},
         BadInput{"max_events_negative",
                  {"export", "t.jsonl", "--html", "t.html", "--max-events", "-5"},
                  "--max-events: must not be negative, got -5"},
