@@ -140,6 +140,15 @@ TEST(TrainStepsCliTest, CorruptionFailsItsStep) {
   EXPECT_TRUE(has(r, "differ from the dense reference (from step 3)"));
 }
 
+//! A learning rate that makes the weights overflow: the losses and gradients turn NaN in
+//! both runs, and NaN compared with NaN is no match. It ended "every check passed", exit 0.
+TEST(TrainStepsCliTest, DivergedTrainingFailsTheChecks) {
+  const Result r = ranklab({"run", "--steps", "6", "--lr", "1e30", "--no-trace"});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_EQ(r.out.find("every check passed"), std::string::npos) << show(r);
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << show(r);
+}
+
 //! Bad values: one line each, exit 1.
 TEST(TrainStepsCliTest, BadStepsAndLearningRates) {
   expect_usage_error(ranklab({"run", "--steps", "0"}), "--steps 0: a run trains at least 1 step");
