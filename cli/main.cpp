@@ -82,9 +82,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;  // help is not an error; every bad usage exits 1
+    // Help is not an error; every bad usage exits 1.
+    return flush_standard_output(app.exit(e) == 0 ? 0 : 1, std::cerr);
   }
-  try {
+  const auto dispatch = [&]() -> int {
     configure_logging(log_level);
     // The dense kernels' instruction set, resolved before any rank computes: a bad
     // RANKLAB_ISA is then one usage error here rather than a failure in every rank.
@@ -97,8 +98,13 @@ int main(int argc, char** argv) {
     if (replay) return replay_command(replay_flags);
     if (schedule) return schedule_command(schedule_flags);
     if (explore) return explore_command(explore_flags, explore);
+    return 1;
+  };
+  int code = 1;
+  try {
+    code = dispatch();
   } catch (const std::exception& e) {
-    return report_error(e, std::cerr);
+    code = report_error(e, std::cerr);
   }
-  return 1;
+  return flush_standard_output(code, std::cerr);
 }

@@ -6,6 +6,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -144,6 +145,38 @@ TEST(OutputErrorTest, PartlyWrittenNewFileIsRemoved) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 1);
   EXPECT_FALSE(std::filesystem::exists(cwd / "t.jsonl")) << "a truncated trace was left";
+}
+
+/// Runs `ranklab ARGS > /dev/full` in a fresh folder: the exit code and stderr.
+Result ranklab_to_full_stdout(const std::vector<std::string>& args) {
+  TempDir cwd("ranklab_output_error");
+  std::string command = "cd " + quoted(cwd.path().string()) + " && " + quoted(RANKLAB_BINARY);
+  for (const std::string& a : args) command += " " + quoted(a);
+  command += " >/dev/full 2>" + quoted((cwd / "stderr.txt").string());
+  const int status = std::system(command.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = read_file(cwd / "stderr.txt");
+  return r;
+}
+
+//! A report that cannot be written to standard output (a full disk) is one line on stderr
+//! and exit 1: `stats --json ... > /dev/full` exited 0 with nothing said.
+TEST(OutputErrorTest, StandardOutputWriteErrorIsOneLine) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  const std::string example =
+      std::string(RANKLAB_SOURCE_DIR) + "/traces/examples/allreduce_ring_w4.jsonl";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"stats", "--json", example}, {"scenarios"},
+        {"run", "--scenario", "ring"}, {"--help"}}) {
+    const Result r = ranklab_to_full_stdout(args);
+    EXPECT_EQ(r.code, 1) << args[0] << "\n" << r.err;
+    // The reason is there when the last flush fails; stdio may have dropped its buffer at
+    // an earlier failure, and errno with it.
+    EXPECT_TRUE(r.err.starts_with("ranklab: error: cannot write the report to standard output"))
+        << args[0] << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args[0] << "\n" << r.err;
+  }
 }
 
 }  // namespace
