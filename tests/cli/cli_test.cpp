@@ -256,6 +256,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"stack_negative",
                  {"run", "--scenario", "ring", "--stack-kib", " -64"},
                  "--stack-kib: must not be negative"},
+        // Past 2^64 - 1: strtoull saturated (a seed ran as 2^64 - 1, a count failed a rank).
+        BadInput{"count_past_64_bits",
+                 {"run", "--scenario", "allreduce", "--count", "99999999999999999999"},
+                 "--count: must be at most 18446744073709551615, got 99999999999999999999"},
+        BadInput{"seed_past_64_bits",
+                 {"run", "--seed", "99999999999999999999"},
+                 "--seed: must be at most 18446744073709551615, got 99999999999999999999"},
         // World x stack size wrapped 64 bits: SIGSEGV, or an internal "[engine.cpp:124]
         // stack size must be at least 16 KiB, got 0" where KiB x 1024 wrapped.
         BadInput{"stack_wraps_with_world",
