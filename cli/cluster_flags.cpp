@@ -80,6 +80,22 @@ auto parse_flag(std::string_view flag, const std::string& value, Parse parse) {
   }
 }
 
+// A preempt policy that lists nothing, or a rank outside the world, used to run as rank
+// order without a word (the scheduler ignores a preemption whose rank is not ready).
+void check_preemptions(const SchedulePolicy& policy, std::string_view text, int world_size) {
+  if (policy.kind != SchedulePolicy::Kind::preempt) return;
+  if (policy.preemptions.empty()) {
+    throw UsageError("--policy 'preempt:' lists no preemption: expected preempt:STEP=RANK,... "
+                     "(rank-order runs with none)");
+  }
+  for (const Preemption& p : policy.preemptions) {
+    if (p.rank >= world_size) {
+      throw UsageError(fmt::format("--policy '{}': step {} names rank {}, outside the world of {}",
+                                   text, p.step, p.rank, world_size));
+    }
+  }
+}
+
 }  // namespace
 
 ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
@@ -104,6 +120,7 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   ClusterOptions options;
   options.world_size = world_size;
   options.policy = parse_flag("--policy", flags.policy, SchedulePolicy::parse);
+  check_preemptions(options.policy, flags.policy, world_size);
   options.threads = flags.threads;
   options.send_mode = parse_flag("--send-mode", flags.send_mode, SendMode::parse);
   options.device = parse_flag("--device", flags.device, parse_device_kind);

@@ -272,6 +272,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"stack_wraps_alone",
                  {"run", "--scenario", "ring", "--stack-kib", "18014398509481984"},
                  "--stack-kib must be at most 137438953472"},
+        // A preempt policy that cannot preempt anything ran as rank order.
+        BadInput{"preempt_rank_outside_the_world",
+                 {"run", "--scenario", "ring", "--policy", "preempt:1=99"},
+                 "--policy 'preempt:1=99': step 1 names rank 99, outside the world of 4"},
+        BadInput{"preempt_nothing",
+                 {"run", "--scenario", "ring", "--policy", "preempt:"},
+                 "--policy 'preempt:' lists no preemption"},
         BadInput{"max_events_negative",
                  {"export", "t.jsonl", "--html", "t.html", "--max-events", "-5"},
                  "--max-events: must not be negative, got -5"},
