@@ -279,6 +279,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"preempt_nothing",
                  {"run", "--scenario", "ring", "--policy", "preempt:"},
                  "--policy 'preempt:' lists no preemption"},
+        // An empty scenario name ran the main job.
+        BadInput{"scenario_empty",
+                 {"run", "--scenario", ""},
+                 "--scenario: names no scenario: `ranklab scenarios` lists them"},
+        BadInput{"explore_scenario_empty",
+                 {"explore", "--scenario", ""},
+                 "--scenario: names no scenario"},
         BadInput{"max_events_negative",
                  {"export", "t.jsonl", "--html", "t.html", "--max-events", "-5"},
                  "--max-events: must not be negative, got -5"},
