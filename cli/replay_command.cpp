@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iostream>
 
+#include "cli/run_diagnosis.hpp"
 #include "comm/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
@@ -84,6 +85,7 @@ int replay_command(const ReplayFlags& flags) {
     annotate(replayed, trace, *times);
     write_trace_creating_folders(flags.cluster.trace_path, replayed);
   }
+  write_wait_graph(flags.cluster.wait_graph_path, report.run);
   if (flags.json) {
     nlohmann::ordered_json doc =
         replay_to_json(report, input_name(flags.trace, flags.more_traces));

@@ -330,6 +330,23 @@ TEST(CliTest, VersionAndLogLevelAnywhere) {
   }
 }
 
+//! replay --wait-graph writes the replayed deadlock's wait-for graph, as run does (it was
+//! accepted and never written, while MPI's error text recommends exactly this command).
+TEST(CliTest, ReplayWritesTheWaitGraph) {
+  TempDir cwd("ranklab_cli_cwd");
+  ASSERT_EQ(ranklab({"run", "--scenario", "send-send", "--trace", "t.jsonl", "--wait-graph",
+                     "run.dot"},
+                    cwd.path())
+                .code,
+            3);
+  const Result r = ranklab({"replay", "t.jsonl", "--wait-graph", "out/replay.dot"}, cwd.path());
+  EXPECT_EQ(r.code, 3) << show(r);
+  ASSERT_TRUE(std::filesystem::exists(cwd / "out/replay.dot")) << show(r);
+  const std::string dot = read_file(cwd / "out/replay.dot");
+  EXPECT_TRUE(dot.starts_with("digraph")) << dot;
+  EXPECT_EQ(dot, read_file(cwd / "run.dot"));
+}
+
 //! `ranklab run` with no arguments runs the main job, exits 0 and writes
 //! traces/main.jsonl in the current directory, a trace the reader accepts.
 TEST(CliTest, RunAloneRunsTheMainJob) {
