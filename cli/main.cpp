@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   grow_malloc_arenas_in_large_steps();
   CLI::App app{"ranklab: a distributed training cluster emulated in one process"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("ranklab ") + RANKLAB_VERSION);
+  app.set_version_flag("-V,--version", std::string("ranklab ") + RANKLAB_VERSION);
   // A bad usage is one line, like every other error (CLI11's default adds a second).
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("ranklab: error: ") + e.what() + " (see --help)\n";

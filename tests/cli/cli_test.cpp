@@ -317,10 +317,12 @@ TEST(CliTest, NoTraceWritesNone) {
 
 //! `ranklab --version` prints one line; --log-level works before and after the subcommand.
 TEST(CliTest, VersionAndLogLevelAnywhere) {
-  const Result version = ranklab({"--version"});
-  EXPECT_EQ(version.code, 0) << show(version);
-  EXPECT_TRUE(version.out.starts_with("ranklab ")) << show(version);
-  EXPECT_EQ(std::count(version.out.begin(), version.out.end(), '\n'), 1) << show(version);
+  for (const char* flag : {"--version", "-V"}) {  // -V said "A subcommand is required"
+    const Result version = ranklab({flag});
+    EXPECT_EQ(version.code, 0) << show(version);
+    EXPECT_TRUE(version.out.starts_with("ranklab ")) << show(version);
+    EXPECT_EQ(std::count(version.out.begin(), version.out.end(), '\n'), 1) << show(version);
+  }
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--log-level", "info", "run", "--scenario", "ring"},
         std::vector<std::string>{"run", "--scenario", "ring", "--log-level", "info"}}) {
