@@ -185,7 +185,7 @@ TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
   const std::vector<std::pair<std::string, std::string>> replayed = {
       {"persistent", "all 4 operations and 2 messages"},
       {"testall", "all 2 operations and 1 message"},
-      {"cancel", "all 1 operation and 0 messages"},
+      {"cancel", "the 1 operation as recorded"},  // was "all 1 operation and 0 messages"
       {"iall", "all 6 operations"},
       {"vcoll", "all 39 operations and 18 messages"},
       {"scan", "all 8 operations and 4 messages"},
