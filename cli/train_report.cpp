@@ -354,6 +354,10 @@ int TrainReport::exit_code() const {
   return checks_ok() ? 0 : 2;
 }
 
+std::string wall_time(double ms) {
+  return ms < 10000 ? fmt::format("{:.1f} ms", ms) : fmt::format("{:.1f} s", ms / 1000);
+}
+
 void print_text(std::ostream& out, const TrainReport& r) {
   print_header(out, r);
   print_layout(out, r);
@@ -364,11 +368,11 @@ void print_text(std::ostream& out, const TrainReport& r) {
     print_checks(out, r);
     print_traffic(out, r);
     fmt::print(out,
-               "\ntime: {:.1f} ms for the run on the cluster (start-up and {} on {} "
-               "ranks), {:.1f} ms for the dense reference\n",
-               r.run_ms,
+               "\ntime: {} for the run on the cluster (start-up and {} on {} "
+               "ranks), {} for the dense reference\n",
+               wall_time(r.run_ms),
                r.spec.multi_step() ? fmt::format("{} steps", r.spec.training.steps) : "one step",
-               r.spec.layout.world_size(), r.dense_ms);
+               r.spec.layout.world_size(), wall_time(r.dense_ms));
     if (!r.saved_to.empty()) fmt::print(out, "saved: {}\n", r.saved_to);
   } else {
     fmt::print(out, "\n{}\n", render_analysis(r.run.analysis));
