@@ -57,7 +57,12 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
       ->capture_default_str();
   CLI::Option* trace =
       command.add_option("--trace", flags.trace_path, "write the trace (JSON Lines) to this file");
-  command.add_flag("--no-trace", flags.no_trace, "write no trace (the main job writes one by default)")
+  // replay writes a trace only with --trace: the main job's default is not its own.
+  command
+      .add_flag("--no-trace", flags.no_trace,
+                set == ClusterFlagSet::replay
+                    ? "write no trace (the default: a replay writes one only with --trace)"
+                    : "write no trace (the main job writes one by default)")
       ->excludes(trace);
   command.add_option("--fault", flags.faults,
                      "inject a fault (repeatable; quote it in a shell): kill:RANK@OPNUM, "

@@ -318,6 +318,15 @@ TEST(CliTest, NoTraceWritesNone) {
   expect_usage_error(ranklab({"run", "--no-trace", "--trace", "t.jsonl"}), "--no-trace");
 }
 
+//! replay's help does not promise the main job's default trace (issue 28 §3); run's does.
+TEST(CliTest, ReplayHelpSaysItsOwnTraceDefault) {
+  const Result replay = ranklab({"replay", "--help"});
+  EXPECT_EQ(replay.code, 0) << show(replay);
+  EXPECT_EQ(replay.out.find("main job"), std::string::npos) << replay.out;
+  EXPECT_TRUE(has(replay, "a replay writes one only with --trace"));
+  EXPECT_TRUE(has(ranklab({"run", "--help"}), "the main job writes one by default"));
+}
+
 //! `ranklab --version` prints one line; --log-level works before and after the subcommand.
 TEST(CliTest, VersionAndLogLevelAnywhere) {
   for (const char* flag : {"--version", "-V"}) {  // -V said "A subcommand is required"
