@@ -28,4 +28,14 @@ CLI::Validator parsed_as(std::string values, Parse parse) {
       std::move(values));
 }
 
+/// A validator that refuses an empty value with `message` (`--scenario ''` ran the main
+/// job, as if no --scenario had been given).
+inline CLI::Validator not_empty(std::string message) {
+  return CLI::Validator(
+      [message = std::move(message)](std::string& value) -> std::string {
+        return value.empty() ? message : std::string();
+      },
+      "");
+}
+
 }  // namespace ranklab::cli

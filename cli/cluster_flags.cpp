@@ -59,7 +59,12 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
       ->capture_default_str();
   CLI::Option* trace =
       command.add_option("--trace", flags.trace_path, "write the trace (JSON Lines) to this file");
-  command.add_flag("--no-trace", flags.no_trace, "write no trace (the main job writes one by default)")
+  // replay writes a trace only with --trace: the main job's default is not its own.
+  command
+      .add_flag("--no-trace", flags.no_trace,
+                set == ClusterFlagSet::replay
+                    ? "write no trace (the default: a replay writes one only with --trace)"
+                    : "write no trace (the main job writes one by default)")
       ->excludes(trace);
   command.add_option("--fault", flags.faults,
                      "inject a fault (repeatable; quote it in a shell): kill:RANK@OPNUM, "
@@ -82,6 +87,22 @@ auto parse_flag(std::string_view flag, const std::string& value, Parse parse) {
   }
 }
 
+// A preempt policy that lists nothing, or a rank outside the world, used to run as rank
+// order without a word (the scheduler ignores a preemption whose rank is not ready).
+void check_preemptions(const SchedulePolicy& policy, std::string_view text, int world_size) {
+  if (policy.kind != SchedulePolicy::Kind::preempt) return;
+  if (policy.preemptions.empty()) {
+    throw UsageError("--policy 'preempt:' lists no preemption: expected preempt:STEP=RANK,... "
+                     "(rank-order runs with none)");
+  }
+  for (const Preemption& p : policy.preemptions) {
+    if (p.rank >= world_size) {
+      throw UsageError(fmt::format("--policy '{}': step {} names rank {}, outside the world of {}",
+                                   text, p.step, p.rank, world_size));
+    }
+  }
+}
+
 }  // namespace
 
 ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
@@ -95,9 +116,18 @@ ClusterOptions to_cluster_options(const ClusterFlags& flags, int world_size) {
   if (flags.stack_kib < 16) {
     throw UsageError(fmt::format("--stack-kib must be at least 16, got {}", flags.stack_kib));
   }
+  // One stack larger than the 47-bit user address space can never be mapped; refused here,
+  // a larger value wrapped 64 bits in KiB x 1024 or in world x stack size and crashed.
+  constexpr std::size_t kMaxStackKib = std::size_t{1} << 37;  // 128 TiB
+  if (flags.stack_kib > kMaxStackKib) {
+    throw UsageError(fmt::format(
+        "--stack-kib must be at most {} (128 TiB, the user address space), got {}",
+        kMaxStackKib, flags.stack_kib));
+  }
   ClusterOptions options;
   options.world_size = world_size;
   options.policy = parse_flag("--policy", flags.policy, SchedulePolicy::parse);
+  check_preemptions(options.policy, flags.policy, world_size);
   options.threads = flags.threads;
   options.send_mode = parse_flag("--send-mode", flags.send_mode, SendMode::parse);
   options.device = parse_flag("--device", flags.device, parse_device_kind);

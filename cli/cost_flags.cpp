@@ -9,7 +9,8 @@ namespace ranklab::cli {
 void add_cost_flags(CLI::App& command, CostFlags& flags) {
   command.add_option("--cost", flags.cost,
                      "time the run under a cost model: alpha=SECONDS,beta=BYTES_PER_SECOND"
-                     "[,flops=FLOP_PER_SECOND] (latency, bandwidth, compute rate)");
+                     "[,flops=FLOP_PER_SECOND][,layer=SECONDS] (latency, bandwidth, compute "
+                     "rate, a layer's forward time: twice that for a backward)");
   command.add_option("--topology", flags.topology,
                      "time the run on the machine a topology file describes (README, "
                      "\"Cost model\")");

@@ -15,4 +15,10 @@ inline constexpr int kExitInternalError = 70;
 /// runtime errors) is bad usage or input, exit 1.
 int report_error(const std::exception& error, std::ostream& err);
 
+/// Flushes standard output (std::cout and C's stdout) at the end of a command and returns
+/// `code`; when something written there was lost (a full disk, an I/O error) it writes one
+/// line on `err` and returns 1, so a report never vanishes with exit 0. A reader that closed
+/// its pipe (EPIPE) is not an error: the command ends as if it had read everything.
+int flush_standard_output(int code, std::ostream& err);
+
 }  // namespace ranklab::cli

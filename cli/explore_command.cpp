@@ -158,7 +158,8 @@ CLI::App& add_explore_command(CLI::App& app, ExploreFlags& flags) {
       "stop at the first deadlock, mismatch, failure or nondeterministic result and print the "
       "command that reproduces it. Arguments explore does not know go to `ranklab run` (or "
       "`ranklab replay` after a TRACE).");
-  explore.add_option("--scenario", flags.scenario, "a built-in scenario (see `ranklab scenarios`)");
+  explore.add_option("--scenario", flags.scenario, "a built-in scenario (see `ranklab scenarios`)")
+      ->check(not_empty("names no scenario: `ranklab scenarios` lists them"));
   explore.add_flag("--run", flags.run,
                    "explore what `ranklab run ARGS...` runs; ARGS are the arguments explore "
                    "does not know (no --scenario: the main job)");

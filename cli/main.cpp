@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   grow_malloc_arenas_in_large_steps();
   CLI::App app{"ranklab: a distributed training cluster emulated in one process"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("ranklab ") + RANKLAB_VERSION);
+  app.set_version_flag("-V,--version", std::string("ranklab ") + RANKLAB_VERSION);
   // A bad usage is one line, like every other error (CLI11's default adds a second).
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("ranklab: error: ") + e.what() + " (see --help)\n";
@@ -85,9 +85,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;  // help is not an error; every bad usage exits 1
+    // Help is not an error; every bad usage exits 1.
+    return flush_standard_output(app.exit(e) == 0 ? 0 : 1, std::cerr);
   }
-  try {
+  const auto dispatch = [&]() -> int {
     configure_logging(log_level);
     // The dense kernels' instruction set, resolved before any rank computes: a bad
     // RANKLAB_ISA is then one usage error here rather than a failure in every rank.
@@ -104,8 +105,13 @@ int main(int argc, char** argv) {
     if (replay) return replay_command(replay_flags);
     if (schedule) return schedule_command(schedule_flags);
     if (explore) return explore_command(explore_flags, explore);
+    return 1;
+  };
+  int code = 1;
+  try {
+    code = dispatch();
   } catch (const std::exception& e) {
-    return report_error(e, std::cerr);
+    code = report_error(e, std::cerr);
   }
-  return 1;
+  return flush_standard_output(code, std::cerr);
 }

@@ -94,8 +94,10 @@ int run_main_job(MpiSession& session, const RunFlags& flags) {
                                                            session.size(), algorithm_name(flags)),
                                     .send_mode = job.options().send_mode});
   const int code = at_rank0(session, [&] {
-    run.report.trace_path = flags.cluster.trace_path.empty() ? kMainTrace : flags.cluster.trace_path;
-    write_trace_creating_folders(run.report.trace_path, run.trace);
+    if (!flags.cluster.no_trace) {  // as the emulator's main job: --no-trace writes none
+      run.report.trace_path = flags.cluster.trace_path.empty() ? kMainTrace : flags.cluster.trace_path;
+      write_trace_creating_folders(run.report.trace_path, run.trace);
+    }
     if (flags.train.json) {
       std::cout << to_json(run.report).dump(2) << "\n";
     } else {

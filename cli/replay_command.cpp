@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 
+#include "cli/run_diagnosis.hpp"
 #include "comm/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/jsonl.hpp"
@@ -35,7 +37,16 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
       .add_option("--max-memory-mib", flags.max_memory_mib,
                   "the most the replay's buffers may take together, in MiB; a trace asking more "
                   "is refused before the run (default: half of this machine's memory)")
-      ->check(CLI::PositiveNumber);
+      // CLI::PositiveNumber refused 0 with its range: 0.000000 to a 309-digit double.
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            char* end = nullptr;
+            const unsigned long long mib = std::strtoull(value.c_str(), &end, 0);
+            return end != value.c_str() && *end == '\0' && mib == 0
+                       ? "must be at least 1, got " + value
+                       : std::string();
+          },
+          "POSITIVE"));
   command
       .add_option("--wildcards", flags.wildcards,
                   "recorded: each receive from any source takes the sender it took when "
@@ -84,6 +95,7 @@ int replay_command(const ReplayFlags& flags) {
     annotate(replayed, trace, *times);
     write_trace_creating_folders(flags.cluster.trace_path, replayed);
   }
+  write_wait_graph(flags.cluster.wait_graph_path, report.run);
   if (flags.json) {
     nlohmann::ordered_json doc =
         replay_to_json(report, input_name(flags.trace, flags.more_traces));

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cli/choice_flags.hpp"
 #include "cli/explore.hpp"
 #include "cli/job.hpp"
 #include "cli/mpi_command.hpp"
@@ -20,7 +21,8 @@ CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
       "run",
       "run the seed's TP/PP/DP training step on the virtual cluster, checked against the dense "
       "reference (the main job), or a --scenario");
-  run.add_option("--scenario", flags.scenario, "a built-in scenario (see `ranklab scenarios`)");
+  run.add_option("--scenario", flags.scenario, "a built-in scenario (see `ranklab scenarios`)")
+      ->check(not_empty("names no scenario: `ranklab scenarios` lists them"));
   run.add_option("--count", flags.count, "elements per collective, for scenarios with a payload")
       ->capture_default_str();
   run.add_flag("--compare-rank-order", flags.compare_rank_order,

@@ -1,5 +1,6 @@
 #include "cli/scenarios_command.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -13,8 +14,12 @@ CLI::App& add_scenarios_command(CLI::App& app) {
 }
 
 int scenarios_command() {
+  // One column for every name, the longest included (a fixed 20 pushed the longer names'
+  // lines out of line).
+  std::size_t width = 0;
+  for (const auto& s : scenarios()) width = std::max(width, s.name.size());
   for (const auto& s : scenarios()) {
-    std::cout << fmt::format("{:<20} (world {}) {}\n", s.name, s.default_world, s.summary);
+    std::cout << fmt::format("{:<{}} (world {}) {}\n", s.name, width, s.default_world, s.summary);
   }
   return 0;
 }

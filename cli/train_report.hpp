@@ -116,6 +116,10 @@ struct TrainReport {
 /// The report as text, section by section.
 void print_text(std::ostream& out, const TrainReport& report);
 
+/// A wall time of `ms` milliseconds as the report's `time:` line prints it: "4.2 ms" below
+/// 10 s, "61.6 s" from there (it printed "61582.4 ms").
+std::string wall_time(double ms);
+
 /// The same content as JSON.
 nlohmann::ordered_json to_json(const TrainReport& report);
 

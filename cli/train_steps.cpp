@@ -167,7 +167,7 @@ void TrainingChecks<Scalar>::fill(TrainReport& report) {
     for (std::size_t s = 0; s < record.steps.size(); ++s) {
       const StepRecord& step = record.steps[s];
       TrainStepRow& row = report.steps[s];
-      row.max_relative = std::max(row.max_relative, step.max_relative);
+      row.max_relative = worse_error(row.max_relative, step.max_relative);
       row.ok = row.ok && step.ok;
       if (step.loss) {
         row.losses[d] = *step.loss;

@@ -1,5 +1,11 @@
 #include "cli/unsigned_flags.hpp"
 
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -16,6 +22,15 @@ const CLI::Validator& not_negative() {
         const std::size_t first = value.find_first_not_of(" \t");
         if (first != std::string::npos && value[first] == '-') {
           return "must not be negative, got " + value;
+        }
+        // strtoull, as CLI11 reads the value, saturates: 99999999999999999999 ran as
+        // 2^64 - 1 (a seed) or as a count too large to allocate.
+        errno = 0;
+        char* end = nullptr;
+        (void)std::strtoull(value.c_str(), &end, 0);
+        if (errno == ERANGE) {
+          return fmt::format("must be at most {}, got {}",
+                             std::numeric_limits<std::uint64_t>::max(), value);
         }
         return {};
       },

@@ -20,9 +20,16 @@ double events_per_second(const ReplayReport& report) {
 std::string verdict(const ReplayReport& report) {
   const std::size_t unfinished = report.unfinished_requests.size();
   if (report.reproduced()) {
-    return fmt::format("reproduced: all {} and {} as recorded{}",
-                       plural(report.recorded_operations, "operation"),
-                       plural(report.recorded_messages, "message"),
+    // "all 1 operation" and "and 0 messages" read oddly: the one operation, and messages
+    // only where there were some.
+    const std::string operations = report.recorded_operations == 1
+                                       ? std::string("the 1 operation")
+                                       : fmt::format("all {} operations", report.recorded_operations);
+    const std::string messages =
+        report.recorded_messages == 0
+            ? std::string()
+            : fmt::format(" and {}", plural(report.recorded_messages, "message"));
+    return fmt::format("reproduced: {}{} as recorded{}", operations, messages,
                        unfinished == 0 ? ""
                                        : fmt::format(", but {} never completed",
                                                      plural(unfinished, "request")));

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "emulator/detail/fabric_state.hpp"
 #include "comm/errors.hpp"
@@ -46,8 +47,18 @@ std::uint64_t mapped_now() {
   return read == 1 ? pages * page_size() : 0;
 }
 
+std::uint64_t saturating_multiply(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t out = 0;
+  return __builtin_mul_overflow(a, b, &out) ? std::numeric_limits<std::uint64_t>::max() : out;
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t out = 0;
+  return __builtin_add_overflow(a, b, &out) ? std::numeric_limits<std::uint64_t>::max() : out;
+}
+
 std::string human(std::uint64_t bytes) {
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double value = static_cast<double>(bytes);
   std::size_t unit = 0;
   while (value >= 1024 && unit + 1 < std::size(units)) {
@@ -66,7 +77,12 @@ RunMemory estimate_run_memory(int world, std::size_t stack_size, int threads) {
   // detail/rank_home.hpp).
   const std::uint64_t per_rank = 2 * sizeof(void*) + sizeof(RankProperties) + 2 * sizeof(void*);
   RunMemory m;
-  m.stacks = n * StackArena::slot_bytes(static_cast<std::size_t>(n), stack_size);
+  // Saturating: world x stack size wrapped 64 bits (4 ranks of 2^62 bytes "needed" 0) and
+  // the run went on to crash.
+  const std::uint64_t slot = stack_size > kUserAddressSpace
+                                 ? std::uint64_t{stack_size}
+                                 : StackArena::slot_bytes(static_cast<std::size_t>(n), stack_size);
+  m.stacks = saturating_multiply(n, slot);
   m.state = n * per_rank;
   m.workers = static_cast<std::uint64_t>(std::clamp(threads, 1, std::max(world, 1))) * kWorkerBytes;
   m.touched = m.state + n * page_size();
@@ -75,7 +91,7 @@ RunMemory estimate_run_memory(int world, std::size_t stack_size, int threads) {
 
 void check_run_memory(int world, std::size_t stack_size, int threads) {
   const RunMemory need = estimate_run_memory(world, stack_size, threads);
-  const std::uint64_t total = need.stacks + need.state + need.workers;
+  const std::uint64_t total = saturating_add(need.stacks, saturating_add(need.state, need.workers));
   rlimit as{};
   const bool limited = ::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
   // What is mapped already matters only against a limit, or for a run that needs a good

@@ -18,27 +18,27 @@ void ErrorStat::throw_shape_mismatch(std::int64_t rows, std::int64_t cols,
 
 void ErrorStat::add_scalar(double computed, double expected) {
   compared = true;
-  max_abs = std::max(max_abs, std::abs(computed - expected));
-  scale = std::max(scale, std::abs(expected));
+  max_abs = worse_error(max_abs, std::abs(computed - expected));
+  scale = worse_error(scale, std::abs(expected));
 }
 
 void ErrorStat::merge(const ErrorStat& other) {
   if (!other.compared) return;
   compared = true;
-  max_abs = std::max(max_abs, other.max_abs);
-  scale = std::max(scale, other.scale);
+  max_abs = worse_error(max_abs, other.max_abs);
+  scale = worse_error(scale, other.scale);
 }
 
 double RankCheck::max_abs() const {
-  double out = std::max({loss.max_abs, output.max_abs, grads.max_abs});
-  if (golden) out = std::max(out, golden->max_abs);
-  return weights ? std::max(out, weights->max_abs) : out;
+  double out = worse_error(worse_error(loss.max_abs, output.max_abs), grads.max_abs);
+  if (golden) out = worse_error(out, golden->max_abs);
+  return weights ? worse_error(out, weights->max_abs) : out;
 }
 
 double RankCheck::max_relative() const {
-  double out = std::max({loss.relative(), output.relative(), grads.relative()});
-  if (golden) out = std::max(out, golden->relative());
-  return weights ? std::max(out, weights->relative()) : out;
+  double out = worse_error(worse_error(loss.relative(), output.relative()), grads.relative());
+  if (golden) out = worse_error(out, golden->relative());
+  return weights ? worse_error(out, weights->relative()) : out;
 }
 
 bool RankCheck::ok(double tolerance) const {

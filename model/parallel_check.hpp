@@ -6,7 +6,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -21,7 +23,15 @@ constexpr double relative_tolerance() {
   return sizeof(Scalar) == sizeof(float) ? 1e-5 : 1e-12;
 }
 
-/// The error of a group of tensors against their expected values.
+/// The larger of two errors, NaN if either is (std::max drops a NaN in its second
+/// argument, so a NaN or infinite result used to pass every check).
+inline double worse_error(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
+                                        : std::max(a, b);
+}
+
+/// The error of a group of tensors against their expected values. A NaN or infinity in
+/// either makes the error NaN or infinite, which no tolerance accepts.
 struct ErrorStat {
   double max_abs = 0.0;   ///< max |computed - expected|
   double scale = 0.0;     ///< max |expected|
@@ -37,8 +47,10 @@ struct ErrorStat {
 
   /// max_abs / scale (max_abs itself when the scale is 0).
   double relative() const { return scale == 0.0 ? max_abs : max_abs / scale; }
-  /// Whether max_abs <= tolerance * scale.
-  bool within(double tolerance) const { return max_abs <= tolerance * scale; }
+  /// Whether max_abs <= tolerance * scale, both finite (false for a NaN or infinite value).
+  bool within(double tolerance) const {
+    return std::isfinite(max_abs) && std::isfinite(scale) && max_abs <= tolerance * scale;
+  }
 
  private:
   [[noreturn]] static void throw_shape_mismatch(std::int64_t rows, std::int64_t cols,
@@ -54,8 +66,10 @@ void ErrorStat::add(const A& computed, const B& expected) {
   compared = true;
   if (expected.size() == 0) return;
   const auto e = expected.template cast<double>();
-  max_abs = std::max(max_abs, (computed.template cast<double>() - e).cwiseAbs().maxCoeff());
-  scale = std::max(scale, e.cwiseAbs().maxCoeff());
+  max_abs = worse_error(
+      max_abs,
+      (computed.template cast<double>() - e).cwiseAbs().template maxCoeff<Eigen::PropagateNaN>());
+  scale = worse_error(scale, e.cwiseAbs().template maxCoeff<Eigen::PropagateNaN>());
 }
 
 /// One rank's verdict against the dense reference (and, where given, a golden set).

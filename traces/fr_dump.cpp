@@ -83,8 +83,8 @@ std::optional<OpKind> torch_collective(std::string_view name) {
   return std::nullopt;
 }
 
-/// Refuses JSON nested deeper than kMaxJsonDepth before nlohmann's recursive parser sees it.
-void check_json_depth(std::string_view text, std::string_view file) {
+/// The offset of the first bracket of `text` nested deeper than kMaxJsonDepth, if any.
+std::optional<std::size_t> too_deep_at(std::string_view text) {
   std::size_t depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -95,12 +95,18 @@ void check_json_depth(std::string_view text, std::string_view file) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) {
-        throw TraceError(fmt::format("{}: offset {}: JSON nested deeper than {}", file, i, kMaxJsonDepth));
-      }
+      if (++depth > kMaxJsonDepth) return i;
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
+  }
+  return std::nullopt;
+}
+
+/// Refuses JSON nested deeper than kMaxJsonDepth before nlohmann's recursive parser sees it.
+void check_json_depth(std::string_view text, std::string_view file) {
+  if (const auto at = too_deep_at(text)) {
+    throw TraceError(fmt::format("{}: offset {}: JSON nested deeper than {}", file, *at, kMaxJsonDepth));
   }
 }
 
@@ -165,8 +171,14 @@ int dump_rank(const json& doc, std::string_view file) {
 std::vector<int> parse_ranks(const json& value) {
   json list = value;
   if (value.is_string()) {
+    // The string is JSON again, parsed here outside the document's depth check: a deep one
+    // would overflow the stack when its elements are read or shown.
+    const std::string& text = value.get_ref<const std::string&>();
+    if (const auto at = too_deep_at(text)) {
+      fail("ranks {}: offset {}: nested deeper than {}", describe(value), *at, kMaxJsonDepth);
+    }
     try {
-      list = json::parse(value.get<std::string>());
+      list = json::parse(text);
     } catch (const json::exception&) {
       fail("ranks {} is not a list of ranks", describe(value));
     }

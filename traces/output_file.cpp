@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <fstream>
 #include <system_error>
@@ -17,8 +20,22 @@ namespace {
   throw TraceError(fmt::format("{}: cannot write {} ({})", path.string(), what, reason));
 }
 
-void remove_quietly(const std::filesystem::path& path) {
+/// Creates `path` as a new, empty regular file if nothing (not even a dangling link) is
+/// there: true when this call created it. Whatever was there is left as it was.
+bool create_new(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+/// Removes `path` after a failed write, only if this process created it and it is still a
+/// regular file: a device node, a pipe, a link or a user's existing file given as an output
+/// path is never deleted (as root, `--trace /dev/full` used to remove /dev/full).
+void remove_created(const std::filesystem::path& path, bool created) {
+  if (!created) return;
   std::error_code ignored;
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ignored))) return;
   std::filesystem::remove(path, ignored);
 }
 
@@ -35,20 +52,25 @@ void create_folders(const std::filesystem::path& folder, const std::filesystem::
 
 void write_output_file(const std::filesystem::path& path, std::string_view what,
                        const std::function<void(std::ostream&)>& write) {
+  const bool created = create_new(path);
   errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail(path, what, errno);  // nothing created: leave whatever is there alone
+  if (!out) {
+    const int error = errno;
+    remove_created(path, created);
+    fail(path, what, error);
+  }
   try {
     write(out);
   } catch (...) {
     out.close();
-    remove_quietly(path);
+    remove_created(path, created);
     throw;
   }
   out.close();
   if (!out) {
     const int error = errno;
-    remove_quietly(path);
+    remove_created(path, created);
     fail(path, what, error);
   }
 }
@@ -61,12 +83,16 @@ void require_writable_output(const std::filesystem::path& path, std::string_view
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) fail(path, what, EISDIR);
   create_folders(path.parent_path(), path, what);
-  const bool existed = std::filesystem::exists(path, error);
+  const bool created = create_new(path);
   errno = 0;
   std::ofstream probe(path, std::ios::binary | std::ios::app);
-  if (!probe) fail(path, what, errno);
+  if (!probe) {
+    const int reason = errno;
+    remove_created(path, created);
+    fail(path, what, reason);
+  }
   probe.close();
-  if (!existed) remove_quietly(path);
+  remove_created(path, created);
 }
 
 }  // namespace ranklab

@@ -122,9 +122,24 @@ Trace read_simgrid_ti(const std::filesystem::path& path) {
     }
   }
   std::string text = read_input_file(index, "SimGrid TI trace");
+  // A JSON document (a ranklab trace given with --format simgrid-ti) read as an index
+  // echoed its whole first line as a file name.
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+    throw TraceError(fmt::format(
+        "{}: a JSON document, not a SimGrid time-independent trace (a ranklab trace is read "
+        "with --format ranklab)",
+        index.string()));
+  }
   if (!is_index(text)) return parse_simgrid_ti(text, index.string());
   std::vector<TiFile> files;
   for_each_line(text, [&](std::uint32_t line, const auto& words) {
+    if (words.size() != 1) {
+      throw TraceError(fmt::format(
+          "{}:{}: expected 'RANK ACTION ...' or, in an index, one file name, got {} words "
+          "starting {}",
+          index.string(), line, words.size(), quote_input(words[0])));
+    }
     const std::filesystem::path listed = index.parent_path() / std::string(words[0]);
     files.push_back(
         {listed.string(), read_listed_file(listed, fmt::format("{}:{}", index.string(), line))});

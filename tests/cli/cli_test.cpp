@@ -79,11 +79,14 @@ TEST(CliTest, ScenariosListsEveryScenario) {
   ASSERT_EQ(r.code, 0) << show(r);
   EXPECT_EQ(r.err, "");
   std::set<std::string> listed, expected;
+  std::set<std::size_t> columns;  // one: long names no longer push their line out of line
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
     listed.insert(line.substr(0, line.find(' ')));
     EXPECT_NE(line.find("(world "), std::string::npos) << line;
+    columns.insert(line.find("(world "));
   }
+  EXPECT_EQ(columns.size(), 1u) << r.out;
   for (const auto& e : expectations()) expected.insert(e.name);
   EXPECT_TRUE(std::includes(listed.begin(), listed.end(), expected.begin(), expected.end()))
       << "every basic scenario is listed";
@@ -256,6 +259,39 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"stack_negative",
                  {"run", "--scenario", "ring", "--stack-kib", " -64"},
                  "--stack-kib: must not be negative"},
+        // Past 2^64 - 1: strtoull saturated (a seed ran as 2^64 - 1, a count failed a rank).
+        BadInput{"count_past_64_bits",
+                 {"run", "--scenario", "allreduce", "--count", "99999999999999999999"},
+                 "--count: must be at most 18446744073709551615, got 99999999999999999999"},
+        BadInput{"seed_past_64_bits",
+                 {"run", "--seed", "99999999999999999999"},
+                 "--seed: must be at most 18446744073709551615, got 99999999999999999999"},
+        // World x stack size wrapped 64 bits: SIGSEGV, or an internal "[engine.cpp:124]
+        // stack size must be at least 16 KiB, got 0" where KiB x 1024 wrapped.
+        BadInput{"stack_wraps_with_world",
+                 {"run", "--scenario", "ring", "--stack-kib", "4503599627370496"},
+                 "--stack-kib must be at most 137438953472 (128 TiB, the user address space), "
+                 "got 4503599627370496"},
+        BadInput{"stack_wraps_alone",
+                 {"run", "--scenario", "ring", "--stack-kib", "18014398509481984"},
+                 "--stack-kib must be at most 137438953472"},
+        // A preempt policy that cannot preempt anything ran as rank order.
+        BadInput{"preempt_rank_outside_the_world",
+                 {"run", "--scenario", "ring", "--policy", "preempt:1=99"},
+                 "--policy 'preempt:1=99': step 1 names rank 99, outside the world of 4"},
+        BadInput{"preempt_nothing",
+                 {"run", "--scenario", "ring", "--policy", "preempt:"},
+                 "--policy 'preempt:' lists no preemption"},
+        // An empty scenario name ran the main job.
+        BadInput{"scenario_empty",
+                 {"run", "--scenario", ""},
+                 "--scenario: names no scenario: `ranklab scenarios` lists them"},
+        BadInput{"explore_scenario_empty",
+                 {"explore", "--scenario", ""},
+                 "--scenario: names no scenario"},
+        BadInput{"max_memory_zero",
+                 {"replay", "t.jsonl", "--max-memory-mib", "0"},
+                 "--max-memory-mib: must be at least 1, got 0"},
         BadInput{"max_events_negative",
                  {"export", "t.jsonl", "--html", "t.html", "--max-events", "-5"},
                  "--max-events: must not be negative, got -5"},
@@ -285,12 +321,23 @@ TEST(CliTest, NoTraceWritesNone) {
   expect_usage_error(ranklab({"run", "--no-trace", "--trace", "t.jsonl"}), "--no-trace");
 }
 
+//! replay's help does not promise the main job's default trace (issue 28 §3); run's does.
+TEST(CliTest, ReplayHelpSaysItsOwnTraceDefault) {
+  const Result replay = ranklab({"replay", "--help"});
+  EXPECT_EQ(replay.code, 0) << show(replay);
+  EXPECT_EQ(replay.out.find("main job"), std::string::npos) << replay.out;
+  EXPECT_TRUE(has(replay, "a replay writes one only with --trace"));
+  EXPECT_TRUE(has(ranklab({"run", "--help"}), "the main job writes one by default"));
+}
+
 //! `ranklab --version` prints one line; --log-level works before and after the subcommand.
 TEST(CliTest, VersionAndLogLevelAnywhere) {
-  const Result version = ranklab({"--version"});
-  EXPECT_EQ(version.code, 0) << show(version);
-  EXPECT_TRUE(version.out.starts_with("ranklab ")) << show(version);
-  EXPECT_EQ(std::count(version.out.begin(), version.out.end(), '\n'), 1) << show(version);
+  for (const char* flag : {"--version", "-V"}) {  // -V said "A subcommand is required"
+    const Result version = ranklab({flag});
+    EXPECT_EQ(version.code, 0) << show(version);
+    EXPECT_TRUE(version.out.starts_with("ranklab ")) << show(version);
+    EXPECT_EQ(std::count(version.out.begin(), version.out.end(), '\n'), 1) << show(version);
+  }
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--log-level", "info", "run", "--scenario", "ring"},
         std::vector<std::string>{"run", "--scenario", "ring", "--log-level", "info"}}) {
@@ -298,6 +345,23 @@ TEST(CliTest, VersionAndLogLevelAnywhere) {
     EXPECT_EQ(r.code, 0) << show(r);
     EXPECT_NE(r.err.find("[info] starting scenario ring"), std::string::npos) << show(r);
   }
+}
+
+//! replay --wait-graph writes the replayed deadlock's wait-for graph, as run does (it was
+//! accepted and never written, while MPI's error text recommends exactly this command).
+TEST(CliTest, ReplayWritesTheWaitGraph) {
+  TempDir cwd("ranklab_cli_cwd");
+  ASSERT_EQ(ranklab({"run", "--scenario", "send-send", "--trace", "t.jsonl", "--wait-graph",
+                     "run.dot"},
+                    cwd.path())
+                .code,
+            3);
+  const Result r = ranklab({"replay", "t.jsonl", "--wait-graph", "out/replay.dot"}, cwd.path());
+  EXPECT_EQ(r.code, 3) << show(r);
+  ASSERT_TRUE(std::filesystem::exists(cwd / "out/replay.dot")) << show(r);
+  const std::string dot = read_file(cwd / "out/replay.dot");
+  EXPECT_TRUE(dot.starts_with("digraph")) << dot;
+  EXPECT_EQ(dot, read_file(cwd / "run.dot"));
 }
 
 //! `ranklab run` with no arguments runs the main job, exits 0 and writes

@@ -140,6 +140,37 @@ TEST(TrainStepsCliTest, CorruptionFailsItsStep) {
   EXPECT_TRUE(has(r, "differ from the dense reference (from step 3)"));
 }
 
+//! Every loss in the step table has 9 significant digits: trailing zeros were dropped, so
+//! "0.27785103" stood beside "0.277851045" (issue 28 §3).
+TEST(TrainStepsCliTest, StepLossesHaveOnePrecision) {
+  const Result r = ranklab({"run", "--steps", "5", "--no-trace"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  std::istringstream in(r.out.substr(r.out.find("\nstep ")));
+  std::string line;
+  std::getline(in, line);  // the empty line before the column names
+  std::getline(in, line);  // the column names
+  int rows = 0;
+  while (std::getline(in, line) && !line.starts_with("(loss")) {
+    std::istringstream cells(line);
+    std::string step, loss, dense;
+    cells >> step >> loss >> dense;
+    for (const std::string& cell : {loss, dense}) {
+      EXPECT_EQ(cell.size(), 11u) << "'" << cell << "' in\n" << r.out;  // 0.ddddddddd
+    }
+    ++rows;
+  }
+  EXPECT_EQ(rows, 5) << r.out;
+}
+
+//! A learning rate that makes the weights overflow: the losses and gradients turn NaN in
+//! both runs, and NaN compared with NaN is no match. It ended "every check passed", exit 0.
+TEST(TrainStepsCliTest, DivergedTrainingFailsTheChecks) {
+  const Result r = ranklab({"run", "--steps", "6", "--lr", "1e30", "--no-trace"});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_EQ(r.out.find("every check passed"), std::string::npos) << show(r);
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << show(r);
+}
+
 //! Bad values: one line each, exit 1.
 TEST(TrainStepsCliTest, BadStepsAndLearningRates) {
   expect_usage_error(ranklab({"run", "--steps", "0"}), "--steps 0: a run trains at least 1 step");

@@ -57,6 +57,20 @@ TEST(RunMemoryTest, RefusesAWorldLargerThanTheAddressSpace) {
   EXPECT_THROW_MSG(Engine{o}, UsageError, "512.0 TiB of fiber stacks");
 }
 
+//! Stacks whose total wraps 64 bits are refused too: 4 ranks of 2^62 bytes "needed" 0 bytes,
+//! passed the check and crashed the run (issue 28 §4); the estimate now saturates.
+TEST(RunMemoryTest, StacksWhoseTotalWrapsAreRefused) {
+  ClusterOptions o;
+  o.world_size = 4;
+  o.stack_size = std::size_t{1} << 62;
+  EXPECT_THROW_MSG(Engine{o}, UsageError,
+                   "world 4 with --stack-kib 4503599627370496 needs at least "
+                   "18446744073709551615 bytes (16.0 EiB: 16.0 EiB of fiber stacks");
+  o.world_size = 1;
+  o.stack_size = ~std::size_t{0};
+  EXPECT_THROW_MSG(Engine{o}, UsageError, "needs at least 18446744073709551615 bytes");
+}
+
 //! Under `ulimit -v` too small for the stacks and state, the cluster refuses to start:
 //! exit 1 and the limit named (it used to abort in Boost.Fiber's scheduler callback).
 TEST(RunMemoryDeathTest, RefusesUnderAnAddressSpaceLimit) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "tests/model/model_test_support.hpp"
 #include "tests/model/parallel_test_support.hpp"
 #include "traces/error.hpp"
@@ -31,6 +34,41 @@ TEST(ParallelCheckTest, ErrorStatMeasures) {
   EXPECT_EQ(stat.max_abs, 10.0);
   EXPECT_THROW_MSG(stat.add(Matrix<float>::Zero(2, 3), Matrix<float>::Zero(3, 2)), UsageError,
                    "comparing a [2, 3] tensor with a [3, 2] one");
+}
+
+//! A NaN or infinity where the reference has a number fails at every tolerance, and so does
+//! a non-finite reference: std::max dropped a NaN, and a NaN run passed (issue 28 §4).
+TEST(ParallelCheckTest, NonFiniteValuesFail) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  Vector<double> computed = Vector<double>::Constant(3, 1.0);
+  for (const double bad : {nan, inf, -inf}) {
+    computed(1) = bad;
+    ErrorStat tensor;
+    tensor.add(computed, Vector<double>::Constant(3, 1.0));
+    EXPECT_FALSE(tensor.within(1e30)) << bad;
+    ErrorStat reference;
+    reference.add(Vector<double>::Constant(3, 1.0), computed);
+    EXPECT_FALSE(reference.within(1e30)) << bad;
+    ErrorStat scalar;
+    scalar.add_scalar(1.0, 1.0);
+    scalar.add_scalar(bad, 2.0);
+    scalar.add_scalar(1.0, 1.0);  // a later good value does not hide it
+    EXPECT_FALSE(scalar.within(1e30)) << bad;
+    ErrorStat merged;
+    merged.add_scalar(1.0, 1.0);
+    merged.merge(scalar);
+    EXPECT_FALSE(merged.within(1e30)) << bad;
+    RankCheck check;
+    check.loss.add_scalar(1.0, 1.0);
+    check.grads = scalar;
+    EXPECT_FALSE(check.ok(1e30)) << bad;
+    EXPECT_FALSE(check.max_abs() <= 1e30) << bad;
+  }
+  ErrorStat both_nan;
+  both_nan.add_scalar(nan, nan);
+  EXPECT_TRUE(std::isnan(both_nan.max_abs));
+  EXPECT_FALSE(both_nan.within(1e30));
 }
 
 //! A gradient off by 1e-4 of its scale in one element fails the float32 check (the CLI

@@ -46,6 +46,13 @@ for algo in direct ring; do
   grep -q '"backend":"mpi","batch".*"hosts":\[' "mpi-$algo.jsonl" || fail "trace header: $(head -c 400 "mpi-$algo.jsonl")"
 done
 
+# --no-trace writes no trace, as on the emulator (it wrote and overwrote traces/main.jsonl).
+rm -rf traces
+mpi 8 --no-trace
+expect_code 0 "main job --no-trace"
+[ ! -e traces ] || fail "--no-trace: wrote $(ls -R traces)"
+grep -q "^trace: " <<<"$out" && fail "--no-trace: printed a trace line"
+
 # MPI's own collectives: the checks pass within their tolerance.
 mpi 8 --algo mpi
 expect_code 0 "main job --algo mpi"

@@ -311,6 +311,15 @@ TEST(FrImportErrorTest, NotADump) {
   ranks["pg_config"]["0"]["ranks"] = "[1e4000]";
   EXPECT_THROW_MSG((void)import({ranks}), TraceError,
                    "nccl_trace_rank_0.json: pg_config '0': ranks \"[1e4000]\" is not a list");
+  // Issue 28 §4: a ranks string of 100,000 nested brackets, balanced or not, was parsed
+  // again outside the document's depth check and crashed (SIGSEGV) reading or showing it.
+  for (const std::string& deep : {std::string(100000, '['),
+                                  std::string(100000, '[') + std::string(100000, ']')}) {
+    ranks["pg_config"]["0"]["ranks"] = deep;
+    EXPECT_THROW_MSG((void)import({ranks}), TraceError,
+                     "nccl_trace_rank_0.json: pg_config '0': ranks \"[[[[");
+    EXPECT_THROW_MSG((void)import({ranks}), TraceError, ": offset 64: nested deeper than 64");
+  }
   std::ifstream in(examples() / "healthy" / "nccl_trace_rank_0", std::ios::binary);
   std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   ASSERT_GT(bytes.size(), 100u);

@@ -34,6 +34,32 @@ class CliSimgridTiTest : public ::testing::Test {
   testing::TempDir dir_{"ranklab_cli_ti"};
 };
 
+//! A ranklab trace given as a TI trace is refused as what it is: the JSON header was read
+//! as an index line and echoed whole as a file name (issue 28 §3). An index line that is
+//! more than a file name is refused at its line.
+TEST_F(CliSimgridTiTest, JsonOrWordyIndexIsNotATiTrace) {
+  const std::string jsonl = shell_quoted(tools_testing::examples_dir() / "allreduce_ring_w4.jsonl");
+  for (const char* command : {"stats", "replay"}) {
+    const CommandResult r =
+        tools_testing::run_ranklab(std::string(command) + " --format simgrid-ti " + jsonl);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "allreduce_ring_w4.jsonl: a JSON document, not a SimGrid "
+                           "time-independent trace (a ranklab trace is read with --format "
+                           "ranklab)\n"))
+        << r.err;
+    EXPECT_FALSE(has(r.err, "world_size")) << r.err;
+  }
+  const auto index = dir_ / "trace.txt";
+  std::ofstream(index) << "rank-0.txt\nrank 1 file.txt\n";
+  std::ofstream(dir_ / "rank-0.txt") << "0 init\n";
+  const CommandResult r =
+      tools_testing::run_ranklab("replay --format simgrid-ti " + shell_quoted(index));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "trace.txt:2: expected 'RANK ACTION ...' or, in an index, one file "
+                         "name, got 3 words starting 'rank'"))
+      << r.err;
+}
+
 //! A send nobody receives, which its rank went on past (SMPI buffered it): under rendezvous
 //! the send never completes, and the culprit names it with its line.
 TEST_F(CliSimgridTiTest, MissingReceiveIsALostMessage) {
@@ -185,7 +211,7 @@ TEST_F(CliSimgridTiTest, RecordedActionsReplayOrAreRefused) {
   const std::vector<std::pair<std::string, std::string>> replayed = {
       {"persistent", "all 4 operations and 2 messages"},
       {"testall", "all 2 operations and 1 message"},
-      {"cancel", "all 1 operation and 0 messages"},
+      {"cancel", "the 1 operation as recorded"},  // was "all 1 operation and 0 messages"
       {"iall", "all 6 operations"},
       {"vcoll", "all 39 operations and 18 messages"},
       {"scan", "all 8 operations and 4 messages"},
