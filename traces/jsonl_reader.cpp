@@ -544,6 +544,11 @@ std::string shortened(std::string_view detail) {
 
 json parse_json(std::string_view text) {
   check_depth(text);
+  // nlohmann's parse ends its input at a NUL: "EVENT\0EVENT" in place of two lines would
+  // read as the first event alone, the second dropped without a word.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    fail("invalid JSON (a NUL byte at column {})", nul + 1);
+  }
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& error) {
