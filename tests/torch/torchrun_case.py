@@ -56,6 +56,41 @@ def compare_with_gloo(name, nproc, *script_args):
         print(f"{name} at {nproc} processes: {len(a)} results per rank equal to Gloo's")
 
 
+def seed_step_against_gloo(config, nproc, dtype):
+    """The seed's step (scripts/seed_step.py, reference.SHIPPED[config]) through ranklab and on
+    Gloo: each rank's loss and gradients within the dtype's tolerance of Gloo's (and, in the
+    script, of the dense step)."""
+    import torch
+
+    tolerance = {"float32": 1e-5, "float64": 1e-12}[dtype]
+    args = [script("seed_step.py"), "--config", str(config), "--dtype", dtype, "--out"]
+    with tempfile.TemporaryDirectory() as ours, tempfile.TemporaryDirectory() as gloo:
+        torchrun("--nproc-per-node", str(nproc), *args, ours)
+        torchrun("--nproc-per-node", str(nproc), "--keep-backend", *args, gloo)
+        for rank in range(nproc):
+            a = torch.load(os.path.join(ours, f"rank{rank}.pt"))
+            b = torch.load(os.path.join(gloo, f"rank{rank}.pt"))
+            pairs = [(x, y) for la, lb in zip(a["grads"], b["grads"]) for x, y in zip(la, lb)]
+            if b["loss"] is not None:
+                pairs.append((a["loss"], b["loss"]))
+            for x, y in pairs:
+                scale = float(y.abs().max()) or 1.0
+                if float((x - y).abs().max()) > tolerance * scale:
+                    sys.exit(f"FAIL: config {config} {dtype} rank {rank}: ranklab and Gloo differ "
+                             f"by {float((x - y).abs().max())} (scale {scale})")
+    print(f"seed step config {config} {dtype} on {nproc} processes: as Gloo's")
+
+
+def seed_step_hybrid():
+    for dtype in ("float32", "float64"):
+        seed_step_against_gloo(0, 8, dtype)
+
+
+def seed_step_modes():
+    for config, nproc in ((2, 2), (3, 4), (4, 4)):  # TP, PP and DP alone
+        seed_step_against_gloo(config, nproc, "float32")
+
+
 def collectives():
     for nproc in (1, 3):
         out = torchrun("--nproc-per-node", str(nproc), script("collectives.py"))
@@ -159,7 +194,7 @@ def two_nodes():
     expect_lines(worker_out, "node 1 of 2: ranks 2-3", "rank 3: exit status 0")
 
 
-CASES = {f.__name__: f for f in (two_nodes, collectives, collectives_vs_gloo, ddp_vs_gloo, skip_all_reduce,
+CASES = {f.__name__: f for f in (two_nodes, seed_step_hybrid, seed_step_modes, collectives, collectives_vs_gloo, ddp_vs_gloo, skip_all_reduce,
                                  both_send, both_send_eager, size_mismatch, raises,
                                  deterministic_trace)}
 
