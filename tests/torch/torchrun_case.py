@@ -91,6 +91,27 @@ def seed_step_modes():
         seed_step_against_gloo(config, nproc, "float32")
 
 
+def pipeline_1f1b():
+    """1F1B with batch_isend_irecv passes; its steady state unpaired hangs under rendezvous
+    sends (exit 3) and is flagged under eager ones (exit 6), naming the exchange's lines."""
+    out = torchrun("--nproc-per-node", "4", script("pipeline_1f1b.py"))
+    expect_lines(out, "result: ok: 4 ranks finished")
+    out = torchrun("--nproc-per-node", "4", script("pipeline_1f1b.py"), "--unpaired",
+                   expect_exit=3)
+    expect_lines(out, "culprit (send-cycle)", "pipeline_1f1b.py:56 (exchange)")
+    out = torchrun("--nproc-per-node", "4", "--send-mode", "eager", script("pipeline_1f1b.py"),
+                   "--unpaired", expect_exit=6)
+    expect_lines(out, "culprit (potential-deadlock)", "pipeline_1f1b.py:57 (exchange)")
+
+
+def order_and_forgotten_group():
+    out = torchrun("--nproc-per-node", "2", script("collective_order.py"), expect_exit=4)
+    expect_lines(out, "culprit (collective-order)", "world and group[0,1]")
+    out = torchrun("--nproc-per-node", "4", script("forgotten_group.py"), expect_exit=3)
+    expect_lines(out, "culprit (missing-participant): rank 3 returned while rank 1 waits",
+                 "forgotten_group.py:11")
+
+
 def collectives():
     for nproc in (1, 3):
         out = torchrun("--nproc-per-node", str(nproc), script("collectives.py"))
@@ -194,7 +215,7 @@ def two_nodes():
     expect_lines(worker_out, "node 1 of 2: ranks 2-3", "rank 3: exit status 0")
 
 
-CASES = {f.__name__: f for f in (two_nodes, seed_step_hybrid, seed_step_modes, collectives, collectives_vs_gloo, ddp_vs_gloo, skip_all_reduce,
+CASES = {f.__name__: f for f in (two_nodes, pipeline_1f1b, order_and_forgotten_group, seed_step_hybrid, seed_step_modes, collectives, collectives_vs_gloo, ddp_vs_gloo, skip_all_reduce,
                                  both_send, both_send_eager, size_mismatch, raises,
                                  deterministic_trace)}
 
