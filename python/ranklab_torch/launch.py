@@ -99,7 +99,8 @@ def main():
         connection.send({"op": "exit"})
     except ReleasedError as released:
         # The job ended elsewhere; ranklab's report says why.
-        print(f"ranklab: rank {rank} released: {released}", file=sys.stderr)
+        reason = str(released).removeprefix("ranklab: ").removeprefix(f"rank {rank}: ")
+        print(f"ranklab: rank {rank} released: {reason}", file=sys.stderr)
         status = 1
     except SystemExit as exit_:
         status = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
