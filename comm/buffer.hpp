@@ -7,6 +7,7 @@
 #include <span>
 #include <type_traits>
 
+#include "comm/float16.hpp"
 #include "traces/types.hpp"
 
 namespace ranklab {
@@ -23,6 +24,8 @@ constexpr DataType data_type_of() {
   else if constexpr (std::is_same_v<U, std::int64_t>) return DataType::i64;
   else if constexpr (std::is_same_v<U, std::uint8_t> || std::is_same_v<U, std::byte>)
     return DataType::u8;
+  else if constexpr (std::is_same_v<U, BFloat16>) return DataType::bf16;
+  else if constexpr (std::is_same_v<U, Float16>) return DataType::f16;
   else static_assert(sizeof(T) == 0, "ranklab: unsupported element type");
 }
 

@@ -23,6 +23,10 @@ CollectiveSignature checked_signature(const CollectiveArgs& args, int group_size
   RANKLAB_CHECK(op == OpKind::barrier || args.input.dtype == args.output.dtype,
                 "{}: input is {} but output is {}", to_string(op), to_string(args.input.dtype),
                 to_string(args.output.dtype));
+  RANKLAB_CHECK(
+      !takes_reduce_op(op) || !is_bitwise(args.reduce_op) || is_integer(args.input.dtype),
+      "{}: {} applies to integer types, not {}", to_string(op), to_string(args.reduce_op),
+      to_string(args.input.dtype));
   CollectiveSignature sig = signature_fields(args);
   const auto n = static_cast<std::size_t>(group_size);
   switch (op) {

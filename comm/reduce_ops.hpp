@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 
+#include "comm/float16.hpp"
 #include "traces/types.hpp"
 
 namespace ranklab::reduce_ops {
@@ -46,6 +48,19 @@ struct Max {
   static T apply(T a, T b) { return std::max(a, b); }
 };
 
+template <typename T>
+struct BitAnd {
+  static T apply(T a, T b) { return static_cast<T>(a & b); }
+};
+template <typename T>
+struct BitOr {
+  static T apply(T a, T b) { return static_cast<T>(a | b); }
+};
+template <typename T>
+struct BitXor {
+  static T apply(T a, T b) { return static_cast<T>(a ^ b); }
+};
+
 /// avg's last step: a sum over `contributors` operands divided by their number (integer
 /// division for integer types).
 template <typename T>
@@ -62,11 +77,15 @@ void with_type(DataType dtype, Visit&& visit) {
     case DataType::i64: return visit.template operator()<std::int64_t>();
     case DataType::f32: return visit.template operator()<float>();
     case DataType::f64: return visit.template operator()<double>();
+    case DataType::bf16: return visit.template operator()<BFloat16>();
+    case DataType::f16: return visit.template operator()<Float16>();
   }
 }
 
 /// Calls visit.template operator()<T, Op>() with the element type of `dtype` and the
-/// combining operator of `op` (avg combines as sum; its caller divides at the end).
+/// combining operator of `op` (avg combines as sum; its caller divides at the end). A bitwise
+/// op on a floating-point type is refused before any kernel runs (checked_signature); here
+/// it would be a logic_error.
 template <typename Visit>
 void with_type_and_op(DataType dtype, ReduceOp op, Visit&& visit) {
   with_type(dtype, [&]<typename T>() {
@@ -76,6 +95,16 @@ void with_type_and_op(DataType dtype, ReduceOp op, Visit&& visit) {
       case ReduceOp::prod: return visit.template operator()<T, Prod<T>>();
       case ReduceOp::min: return visit.template operator()<T, Min<T>>();
       case ReduceOp::max: return visit.template operator()<T, Max<T>>();
+      case ReduceOp::band:
+      case ReduceOp::bor:
+      case ReduceOp::bxor:
+        if constexpr (std::is_integral_v<T>) {
+          if (op == ReduceOp::band) return visit.template operator()<T, BitAnd<T>>();
+          if (op == ReduceOp::bor) return visit.template operator()<T, BitOr<T>>();
+          return visit.template operator()<T, BitXor<T>>();
+        } else {
+          throw std::logic_error("ranklab: a bitwise reduction reached a floating-point kernel");
+        }
     }
   });
 }

@@ -206,7 +206,7 @@ struct TraceGroup {
 /// The first line of a trace file.
 struct TraceHeader {
   static constexpr const char* kFormat = "ranklab-trace";
-  static constexpr const char* kVersion = "1.3";  ///< what the writer produces
+  static constexpr const char* kVersion = "1.4";  ///< what the writer produces
 
   std::string version = kVersion;
   int world_size = 0;

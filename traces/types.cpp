@@ -8,9 +8,10 @@ namespace ranklab {
 namespace {
 
 // One table per enum (traces/enum_names.hpp).
-constexpr EnumNames<DataType, 5> kDataTypeNames({"u8", "i32", "i64", "f32", "f64"});
-constexpr std::array<std::size_t, 5> kDataTypeSizes = {1, 4, 8, 4, 8};
-constexpr EnumNames<ReduceOp, 5> kReduceOpNames({"sum", "prod", "min", "max", "avg"});
+constexpr EnumNames<DataType, 7> kDataTypeNames({"u8", "i32", "i64", "f32", "f64", "bf16", "f16"});
+constexpr std::array<std::size_t, 7> kDataTypeSizes = {1, 4, 8, 4, 8, 2, 2};
+constexpr EnumNames<ReduceOp, 8> kReduceOpNames({"sum", "prod", "min", "max", "avg", "band", "bor",
+                                                 "bxor"});
 constexpr EnumNames<OpKind, 11> kOpKindNames({"send", "recv", "barrier", "all_reduce", "broadcast",
                                               "reduce", "all_gather", "reduce_scatter", "gather",
                                               "scatter", "all_to_all"});

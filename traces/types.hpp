@@ -10,12 +10,14 @@
 
 namespace ranklab {
 
-/// Element type of a message or collective buffer.
-enum class DataType : std::uint8_t { u8, i32, i64, f32, f64 };
+/// Element type of a message or collective buffer. bf16 and f16 (bfloat16 and IEEE half,
+/// comm/float16.hpp) came with trace format 1.4.
+enum class DataType : std::uint8_t { u8, i32, i64, f32, f64, bf16, f16 };
 
 /// Reduction applied by all_reduce, reduce and reduce_scatter. Integer sums and products wrap
 /// modulo 2^bits; avg is the sum divided by the member count (integer division for integers).
-enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
+/// The bitwise and, or and xor (trace format 1.4) apply to integer types only.
+enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg, band, bor, bxor };
 
 /// What an operation in the trace was. Point-to-point first, then collectives.
 enum class OpKind : std::uint8_t {
@@ -48,6 +50,16 @@ std::optional<DataType> parse_data_type(std::string_view name);
 std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 std::optional<OpKind> parse_op_kind(std::string_view name);
 std::optional<OpStatus> parse_op_status(std::string_view name);
+
+/// True for the integer element types (those the bitwise reductions accept).
+constexpr bool is_integer(DataType type) {
+  return type == DataType::u8 || type == DataType::i32 || type == DataType::i64;
+}
+
+/// True for band, bor and bxor.
+constexpr bool is_bitwise(ReduceOp op) {
+  return op == ReduceOp::band || op == ReduceOp::bor || op == ReduceOp::bxor;
+}
 
 /// True for send and recv.
 constexpr bool is_point_to_point(OpKind kind) {

@@ -272,7 +272,7 @@ void plan_all_reduce_library(CollectivePlan& plan, const Call& call) {
     std::memmove(out_of(call.args), in_of(call.args), call.chunk_bytes);
   }
   plan.first = [comm = call.comm, out = out_of(call.args), n = elements_of(call),
-                type = type_of(call), op = mpi_op(call.sig.reduce_op)](bool blocking,
+                type = type_of(call), op = mpi_op(call.sig.reduce_op, call.sig.dtype)](bool blocking,
                                                                        MPI_Request* request) {
     return blocking ? MPI_Allreduce(MPI_IN_PLACE, out, n, type, op, comm)
                     : MPI_Iallreduce(MPI_IN_PLACE, out, n, type, op, comm, request);
@@ -287,7 +287,7 @@ void plan_reduce_library(CollectivePlan& plan, const Call& call) {
   }
   const void* send = root ? MPI_IN_PLACE : call.args.input.data;
   plan.first = [comm = call.comm, send, out = out_of(call.args), n = elements_of(call),
-                type = type_of(call), op = mpi_op(call.sig.reduce_op),
+                type = type_of(call), op = mpi_op(call.sig.reduce_op, call.sig.dtype),
                 r = call.sig.root](bool blocking, MPI_Request* request) {
     return blocking ? MPI_Reduce(send, out, n, type, op, r, comm)
                     : MPI_Ireduce(send, out, n, type, op, r, comm, request);
@@ -299,7 +299,7 @@ void plan_reduce_scatter_library(CollectivePlan& plan, const Call& call) {
   const void* send =
       stable_input(plan, call, call.chunk_bytes * static_cast<std::size_t>(call.size));
   plan.first = [comm = call.comm, send, out = out_of(call.args), n = elements_of(call),
-                type = type_of(call), op = mpi_op(call.sig.reduce_op)](bool blocking,
+                type = type_of(call), op = mpi_op(call.sig.reduce_op, call.sig.dtype)](bool blocking,
                                                                        MPI_Request* request) {
     return blocking ? MPI_Reduce_scatter_block(send, out, n, type, op, comm)
                     : MPI_Ireduce_scatter_block(send, out, n, type, op, comm, request);

@@ -22,6 +22,8 @@ _DTYPES = {
     torch.int32: "i32",
     torch.int64: "i64",
     torch.uint8: "u8",
+    torch.bfloat16: "bf16",
+    torch.float16: "f16",
 }
 _REDUCE_OPS = {
     dist.ReduceOp.SUM: "sum",
@@ -29,6 +31,9 @@ _REDUCE_OPS = {
     dist.ReduceOp.MIN: "min",
     dist.ReduceOp.MAX: "max",
     dist.ReduceOp.AVG: "avg",
+    dist.ReduceOp.BAND: "band",
+    dist.ReduceOp.BOR: "bor",
+    dist.ReduceOp.BXOR: "bxor",
 }
 
 
@@ -52,7 +57,7 @@ def _reduce_op(op):
             return name
     raise RuntimeError(
         f"ranklab: reduce op {op} is not supported by the ranklab backend "
-        f"(supported: SUM, PRODUCT, MIN, MAX, AVG)")
+        f"(supported: SUM, PRODUCT, MIN, MAX, AVG, BAND, BOR, BXOR)")
 
 
 def _host(tensor):

@@ -74,7 +74,7 @@ TEST(CallSite, TraceEventsCarryTheSiteAndTheLabel) {
   });
   ASSERT_TRUE(report.ok()) << report.summary;
   const Trace& trace = sink->trace();
-  EXPECT_EQ(trace.header.version, "1.3");
+  EXPECT_EQ(trace.header.version, "1.4");
   const std::vector<TraceEvent>& rank0 = trace.ranks[0];
   ASSERT_EQ(rank0.size(), 3u);
   EXPECT_EQ(rank0[0].op, OpKind::all_reduce);

@@ -20,6 +20,8 @@
 
 #include <fmt/format.h>
 
+#include "comm/float16.hpp"
+
 namespace ranklab::testing {
 namespace {
 
@@ -29,7 +31,20 @@ constexpr std::array kMemberCounts = {1, 2, 3, 8, 13};
 // One more element than the few-element path takes: these counts run the block path.
 constexpr std::size_t kBlockCount = detail::kFewElements + 1;
 
+template <typename T>
+constexpr bool kIsFloat16 = std::is_same_v<T, BFloat16> || std::is_same_v<T, Float16>;
+
 // The value member `m` contributes at element `e` of chunk `chunk`.
+template <typename T>
+T value_of(int m, std::size_t chunk, std::size_t e);
+
+// The 16-bit floats take float's values rounded (big overflows IEEE half to infinity).
+template <typename T>
+  requires kIsFloat16<T>
+T value_of(int m, std::size_t chunk, std::size_t e) {
+  return static_cast<T>(value_of<float>(m, chunk, e));
+}
+
 template <typename T>
 T value_of(int m, std::size_t chunk, std::size_t e) {
   const std::size_t k = static_cast<std::size_t>(m) * 7 + chunk * 5 + e * 3;
@@ -78,6 +93,17 @@ T expected_of(ReduceOp op, int members, std::size_t chunk, std::size_t e) {
       case ReduceOp::prod: acc = wrapped<T>(acc, v, std::multiplies<>{}); break;
       case ReduceOp::min: acc = std::min(acc, v); break;
       case ReduceOp::max: acc = std::max(acc, v); break;
+      case ReduceOp::band:
+      case ReduceOp::bor:
+      case ReduceOp::bxor:
+        if constexpr (std::is_integral_v<T>) {
+          acc = static_cast<T>(op == ReduceOp::band  ? acc & v
+                               : op == ReduceOp::bor ? acc | v
+                                                     : acc ^ v);
+        } else {
+          ADD_FAILURE() << to_string(op) << " on a floating-point type";
+        }
+        break;
     }
   }
   if (op == ReduceOp::avg) acc = static_cast<T>(acc / static_cast<T>(members));
@@ -142,9 +168,29 @@ bool same_bits(T a, T b) {
   return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
+// A value as a failure message prints it (bytes as numbers, 16-bit floats as floats).
+template <typename T>
+auto printable(T value) {
+  if constexpr (kIsFloat16<T>) {
+    return static_cast<float>(value);
+  } else {
+    return +value;
+  }
+}
+
+// kOps, and the bitwise ones where T is an integer.
+template <typename T>
+std::vector<ReduceOp> ops_of() {
+  std::vector<ReduceOp> ops(kOps.begin(), kOps.end());
+  if constexpr (std::is_integral_v<T>) {
+    ops.insert(ops.end(), {ReduceOp::band, ReduceOp::bor, ReduceOp::bxor});
+  }
+  return ops;
+}
+
 template <typename T>
 void check_type(OpKind kind, DataType dtype) {
-  for (ReduceOp op : kOps) {
+  for (ReduceOp op : ops_of<T>()) {
     for (int members : kMemberCounts) {
       const std::string what = fmt::format("{} {} {} of {} members", to_string(kind),
                                            to_string(op), to_string(dtype), members);
@@ -165,10 +211,10 @@ void check_type(OpKind kind, DataType dtype) {
             const T want = expected_of<T>(op, members, chunk_of(*few, m), e);
             ASSERT_TRUE(same_bits(got, from_blocks))
                 << what << ", count " << count << ": member " << m << " element " << e
-                << " is " << +got << ", the block path's " << +from_blocks;
+                << " is " << printable(got) << ", the block path's " << printable(from_blocks);
             ASSERT_TRUE(same_bits(got, want)) << what << ", count " << count << ": member "
-                                              << m << " element " << e << " is " << +got
-                                              << ", not " << +want;
+                                              << m << " element " << e << " is "
+                                              << printable(got) << ", not " << printable(want);
           }
         }
       }
@@ -182,6 +228,8 @@ void check_every_type(OpKind kind) {
   check_type<std::int64_t>(kind, DataType::i64);
   check_type<float>(kind, DataType::f32);
   check_type<double>(kind, DataType::f64);
+  check_type<BFloat16>(kind, DataType::bf16);
+  check_type<Float16>(kind, DataType::f16);
 }
 
 //! Every count up to kFewElements (the few-element path) gives, per element, the bits of a

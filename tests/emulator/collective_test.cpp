@@ -67,7 +67,22 @@ T expected_all_reduce(ReduceOp op, int n, std::size_t i) {
       for (int r = 0; r < n; ++r) p = static_cast<T>(p * prod_operand<T>(r, i));
       return p;
     }
+    case ReduceOp::band:
+    case ReduceOp::bor:
+    case ReduceOp::bxor:
+      if constexpr (std::is_integral_v<T>) {
+        T bits = static_cast<T>(ii);
+        for (int r = 1; r < n; ++r) {
+          const auto x = static_cast<T>(r * kStride + ii);
+          bits = static_cast<T>(op == ReduceOp::band  ? bits & x
+                                : op == ReduceOp::bor ? bits | x
+                                                      : bits ^ x);
+        }
+        return bits;
+      }
+      break;
   }
+  ADD_FAILURE() << to_string(op) << " has no closed form for " << to_string(data_type_of<T>());
   return T{};
 }
 
@@ -105,40 +120,70 @@ TEST_P(CollectiveTest, AllReduceMatchesClosedFormForEveryOpAndType) {
   })));
 }
 
-// Operands whose float sum depends on the order of addition.
-float order_sensitive(int rank, std::size_t i) {
-  const float scale = (rank + static_cast<int>(i)) % 3 == 0 ? 1.0e7f : 1.0f;
+//! band, bor and bxor over i32 and i64 give every rank the fold of the ranks' bits (their
+//! high bits differ from rank to rank, their low bits are the element's index).
+TEST_P(CollectiveTest, BitwiseReductionsFoldEveryRanksBits) {
+  EXPECT_TRUE(run_ok(run_ranks(GetParam().options(), [&](Communicator& world) {
+    for (ReduceOp op : {ReduceOp::band, ReduceOp::bor, ReduceOp::bxor}) {
+      check_all_reduce<std::int32_t>(world, op);
+      check_all_reduce<std::int64_t>(world, op);
+    }
+  })));
+}
+
+// Operands whose sum depends on the order of addition; `big` is the scale of every third one
+// (small enough for IEEE half's range).
+float order_sensitive(int rank, std::size_t i, float big) {
+  const float scale = (rank + static_cast<int>(i)) % 3 == 0 ? big : 1.0f;
   return scale / static_cast<float>(3 + 2 * rank + static_cast<int>(i)) *
          ((rank % 2) != 0 ? -1.0f : 1.0f);
+}
+
+// Every rank's all_reduce sum of order_sensitive operands in T is bitwise the left fold
+// x_0 + x_1 + ... + x_{n-1}, whatever order the ranks arrive in.
+template <typename T>
+void expect_ascending_rank_fold(const ClusterParam& param, float big) {
+  const int n = param.world;
+  constexpr std::size_t kElems = 64;
+  const auto x_of = [big](int rank, std::size_t i) {
+    return static_cast<T>(order_sensitive(rank, i, big));
+  };
+  std::vector<T> fold(kElems), reverse(kElems);
+  for (std::size_t i = 0; i < kElems; ++i) {
+    fold[i] = x_of(0, i);
+    for (int r = 1; r < n; ++r) fold[i] = fold[i] + x_of(r, i);
+    reverse[i] = x_of(n - 1, i);
+    for (int r = n - 2; r >= 0; --r) reverse[i] = reverse[i] + x_of(r, i);
+  }
+  if (n >= 3) {
+    ASSERT_NE(std::memcmp(fold.data(), reverse.data(), kElems * sizeof(T)), 0)
+        << "the data must make the order of addition visible in " << to_string(data_type_of<T>());
+  }
+  EXPECT_TRUE(run_ok(run_ranks(param.options(), [&](Communicator& world) {
+    const int me = world.rank();
+    // Later ranks reach the call first.
+    for (int k = 0; k < (me * 7) % 5; ++k) world.yield();
+    std::vector<T> x(kElems);
+    for (std::size_t i = 0; i < kElems; ++i) x[i] = x_of(me, i);
+    world.all_reduce(as_mutable_buffer(std::span(x)));
+    EXPECT_EQ(std::memcmp(x.data(), fold.data(), kElems * sizeof(T)), 0)
+        << "rank " << me << ": " << to_string(data_type_of<T>()) << " x[0] = "
+        << static_cast<float>(x[0]) << ", ascending fold " << static_cast<float>(fold[0]);
+  })));
 }
 
 //! Float sums are reduced in ascending group rank whatever order the ranks arrive in: the
 //! result is bitwise the left fold x_0 + x_1 + ... + x_{n-1}, on every rank, so it is
 //! identical across policies and thread counts.
 TEST_P(CollectiveTest, FloatSumIsAscendingRankFoldBitForBit) {
-  const int n = GetParam().world;
-  constexpr std::size_t kElems = 64;
-  std::vector<float> fold(kElems), reverse(kElems);
-  for (std::size_t i = 0; i < kElems; ++i) {
-    fold[i] = order_sensitive(0, i);
-    for (int r = 1; r < n; ++r) fold[i] += order_sensitive(r, i);
-    reverse[i] = order_sensitive(n - 1, i);
-    for (int r = n - 2; r >= 0; --r) reverse[i] += order_sensitive(r, i);
-  }
-  if (n >= 3) {
-    ASSERT_NE(std::memcmp(fold.data(), reverse.data(), kElems * sizeof(float)), 0)
-        << "the data must make the order of addition visible";
-  }
-  EXPECT_TRUE(run_ok(run_ranks(GetParam().options(), [&](Communicator& world) {
-    const int me = world.rank();
-    // Later ranks reach the call first.
-    for (int k = 0; k < (me * 7) % 5; ++k) world.yield();
-    std::vector<float> x(kElems);
-    for (std::size_t i = 0; i < kElems; ++i) x[i] = order_sensitive(me, i);
-    world.all_reduce(std::span(x));
-    EXPECT_EQ(std::memcmp(x.data(), fold.data(), kElems * sizeof(float)), 0)
-        << "rank " << me << ": x[0] = " << x[0] << ", ascending fold " << fold[0];
-  })));
+  expect_ascending_rank_fold<float>(GetParam(), 1.0e7f);
+}
+
+//! The same for bfloat16 and IEEE half, each addition computed in float and rounded back as
+//! PyTorch's and Gloo's are.
+TEST_P(CollectiveTest, SixteenBitFloatSumsAreAscendingRankFoldsBitForBit) {
+  expect_ascending_rank_fold<BFloat16>(GetParam(), 300.0f);
+  expect_ascending_rank_fold<Float16>(GetParam(), 300.0f);
 }
 
 //! No rank leaves a barrier before every member has entered it, barrier after barrier.

@@ -15,17 +15,20 @@ constexpr OpKind kCollectives[] = {OpKind::barrier,    OpKind::all_reduce,     O
 constexpr Algorithm kAlgorithms[] = {Algorithm::direct, Algorithm::ring, Algorithm::tree,
                                      Algorithm::recursive_doubling, Algorithm::halving_doubling,
                                      Algorithm::dissemination, Algorithm::pairwise};
-constexpr DataType kTypes[] = {DataType::u8, DataType::i32, DataType::i64, DataType::f32,
-                               DataType::f64};
+constexpr DataType kTypes[] = {DataType::u8,  DataType::i32,  DataType::i64, DataType::f32,
+                               DataType::f64, DataType::bf16, DataType::f16};
 constexpr ReduceOp kReduceOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
-                                   ReduceOp::avg};
+                                   ReduceOp::avg, ReduceOp::band, ReduceOp::bor, ReduceOp::bxor};
 
 // Element i of rank r's input: values whose float sums round differently in different orders
-// (k/9 is not a binary fraction), small enough that products of 8 stay finite.
+// (k/9 is not a binary fraction), small enough that products of 8 stay finite (eighths for
+// the 16-bit floats: their products of 8 round but stay within half's range).
 template <typename T>
 T input_value(int rank, std::size_t i) {
   const long k = static_cast<long>((static_cast<std::size_t>(rank) * 131 + i * 71) % 41) - 20;
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Float16>) {
+    return static_cast<T>(static_cast<float>(k) / 8);
+  } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(k) / T(9);
   } else if constexpr (std::is_same_v<T, std::uint8_t>) {
     return static_cast<T>(k + 20);
@@ -42,6 +45,8 @@ void with_type(DataType dtype, F f) {
     case DataType::i64: return f(std::int64_t{});
     case DataType::f32: return f(float{});
     case DataType::f64: return f(double{});
+    case DataType::bf16: return f(BFloat16{});
+    case DataType::f16: return f(Float16{});
   }
 }
 
@@ -86,6 +91,7 @@ std::vector<CollectiveCase> collective_cases(int world) {
       for (DataType dtype : kTypes) {
         for (ReduceOp rop : kReduceOps) {
           if (!takes_reduce_op(op) && rop != ReduceOp::sum) continue;
+          if (is_bitwise(rop) && !is_integer(dtype)) continue;
           for (std::size_t count : {std::size_t{1}, std::size_t{13}}) {
             if (op == OpKind::barrier && (count != 1 || dtype != DataType::u8)) continue;
             // Roots vary with the case, so that non-zero roots are covered.

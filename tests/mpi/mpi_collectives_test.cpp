@@ -31,17 +31,34 @@ Results run_all(Communicator& comm, const std::vector<CollectiveCase>& cases) {
   return results;
 }
 
+// The unit roundoff's double, 2^(1 - significand bits), of each floating-point type.
+template <typename T>
+double epsilon_of() {
+  if constexpr (std::is_same_v<T, BFloat16>) return 0x1p-7;
+  else if constexpr (std::is_same_v<T, Float16>) return 0x1p-10;
+  else return std::numeric_limits<T>::epsilon();
+}
+
+template <typename T>
+double to_double(T value) {
+  if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Float16>) {
+    return static_cast<float>(value);
+  } else {
+    return static_cast<double>(value);
+  }
+}
+
 // Whether `got` is within MPI's rounding of `want` (floating-point reductions only).
 template <typename T>
 bool within_rounding(const std::byte* got, const std::byte* want, std::size_t count, int p) {
-  const double eps = std::numeric_limits<T>::epsilon();
+  const double eps = epsilon_of<T>();
   for (std::size_t i = 0; i < count; ++i) {
     T a, b;
     std::memcpy(&a, got + i * sizeof(T), sizeof(T));
     std::memcpy(&b, want + i * sizeof(T), sizeof(T));
     // |x_i| <= 20/9 here, so sum |x_i| <= 3p (algorithm.hpp's bound, with room).
-    const double bound = 4.0 * p * eps * (3.0 * p + std::fabs(static_cast<double>(b)));
-    if (std::fabs(static_cast<double>(a) - static_cast<double>(b)) > bound) return false;
+    const double bound = 4.0 * p * eps * (3.0 * p + std::fabs(to_double(b)));
+    if (std::fabs(to_double(a) - to_double(b)) > bound) return false;
   }
   return true;
 }
@@ -49,14 +66,18 @@ bool within_rounding(const std::byte* got, const std::byte* want, std::size_t co
 bool agree(const CollectiveCase& c, const std::vector<std::byte>& got,
            const std::vector<std::byte>& want, bool library, int p) {
   if (got.size() != want.size()) return false;
-  const bool rounded = library && takes_reduce_op(c.op) &&
-                       (c.dtype == DataType::f32 || c.dtype == DataType::f64) &&
+  const bool rounded = library && takes_reduce_op(c.op) && !is_integer(c.dtype) &&
                        (c.reduce_op == ReduceOp::sum || c.reduce_op == ReduceOp::prod ||
                         c.reduce_op == ReduceOp::avg);
   if (!rounded) return got == want;
   const std::size_t count = got.size() / size_of(c.dtype);
-  return c.dtype == DataType::f32 ? within_rounding<float>(got.data(), want.data(), count, p)
-                                  : within_rounding<double>(got.data(), want.data(), count, p);
+  switch (c.dtype) {
+    case DataType::f32: return within_rounding<float>(got.data(), want.data(), count, p);
+    case DataType::f64: return within_rounding<double>(got.data(), want.data(), count, p);
+    case DataType::bf16: return within_rounding<BFloat16>(got.data(), want.data(), count, p);
+    case DataType::f16: return within_rounding<Float16>(got.data(), want.data(), count, p);
+    default: return got == want;
+  }
 }
 
 // Compares every case; never stops early, since every rank must make the same calls.

@@ -118,7 +118,7 @@ TEST(RoundTripTest, HeaderLineIsExact) {
   trace.header.groups = {{"world", {0, 1}}, {"pp[1,0]", {1, 0}}};
   trace.header.config = {{"seed", 3}, {"policy", "rank-order"}};
   trace.ranks.resize(2);
-  EXPECT_EQ(to_text(trace), R"({"format":"ranklab-trace","version":"1.3","world_size":2,"groups":[)"
+  EXPECT_EQ(to_text(trace), R"({"format":"ranklab-trace","version":"1.4","world_size":2,"groups":[)"
                             R"({"name":"world","ranks":[0,1]},{"name":"pp[1,0]","ranks":[1,0]}],)"
                             R"("config":{"policy":"rank-order","seed":3}})"
                             "\n");

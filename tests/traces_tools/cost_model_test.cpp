@@ -310,7 +310,7 @@ TEST(TraceBuilderTest, MatchesMessagesAndReportsOrphans) {
   ASSERT_EQ(result.unmatched.size(), 2u);  // rank 2's two sends
   EXPECT_EQ(result.unmatched[0], (EventRef{2, 0}));
   EXPECT_EQ(result.trace.ranks[1][1].in_flight, (std::vector<std::uint64_t>{0}));
-  EXPECT_EQ(result.trace.header.version, "1.3");
+  EXPECT_EQ(result.trace.header.version, "1.4");
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ std::vector<OpKind> ops_of(const std::vector<TraceEvent>& events) {
 TEST(SimgridTiTest, RingRecordingImports) {
   const Trace trace = read_simgrid_ti(ti_example("ring8"));
   EXPECT_EQ(trace.header.world_size, 8);
-  EXPECT_EQ(trace.header.version, "1.3");
+  EXPECT_EQ(trace.header.version, "1.4");
   using K = OpKind;
   const std::vector<OpKind> lap = {K::send, K::recv, K::all_reduce, K::broadcast, K::barrier};
   std::vector<OpKind> three;

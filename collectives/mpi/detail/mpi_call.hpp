@@ -25,10 +25,11 @@ void check(int code, Describe&& what) {
   if (code != MPI_SUCCESS) [[unlikely]] throw_mpi_error(code, what());
 }
 
-/// The MPI datatype of `type` (fixed-width integers, IEEE floats).
+/// The MPI datatype of `type` (fixed-width integers, IEEE floats; 16-bit floats as their bits).
 MPI_Datatype mpi_type(DataType type);
-/// The MPI operator of `op`; avg sums (finish_reduction divides afterwards).
-MPI_Op mpi_op(ReduceOp op);
+/// The MPI operator of `op` on `type`; avg sums (finish_reduction divides afterwards). For
+/// the 16-bit floats, a user operator running ranklab's kernel (comm/reduce_kernel.hpp).
+MPI_Op mpi_op(ReduceOp op, DataType type);
 
 /// MPI counts are ints: throws UsageError naming `what` when `bytes` does not fit one.
 int mpi_count(std::size_t bytes, std::string_view what);

@@ -45,6 +45,20 @@ check("all_reduce_product", t, torch.full((3,), float(torch.arange(1, world + 1)
 u = torch.tensor([rank, 255 - rank], dtype=torch.uint8)
 dist.all_reduce(u, op=dist.ReduceOp.MAX)
 check("all_reduce_uint8", u, torch.tensor([world - 1, 255], dtype=torch.uint8))
+t = base(torch.float16)  # small integers: exact in half, whatever the order of the sum
+dist.all_reduce(t)
+check("all_reduce_sum_float16", t, (torch.arange(4) * world + 10 * ranks.sum()).half())
+bits = torch.tensor([0b1111 ^ (1 << (rank % 4)), 1 << rank, 5 * rank], dtype=torch.int32)
+for name, op, fold in (("band", dist.ReduceOp.BAND, lambda a, b: a & b),
+                       ("bor", dist.ReduceOp.BOR, lambda a, b: a | b),
+                       ("bxor", dist.ReduceOp.BXOR, lambda a, b: a ^ b)):
+    t = bits.clone()
+    dist.all_reduce(t, op=op)
+    expected = torch.tensor([0b1111 ^ 1, 1, 0], dtype=torch.int32)
+    for r in range(1, world):
+        expected = fold(expected, torch.tensor([0b1111 ^ (1 << (r % 4)), 1 << r, 5 * r],
+                                               dtype=torch.int32))
+    check(f"all_reduce_{name}", t, expected)
 
 t = base() if rank == 1 % world else torch.zeros(4)
 dist.broadcast(t, src=1 % world)
@@ -119,7 +133,18 @@ dist.broadcast(t, src=members[-1], group=mine)
 check("group_broadcast", t, torch.ones(2) * 7)
 
 if not args.gloo_only:
-    # What Debian's Gloo refuses: checked against values computed here.
+    # What Debian's Gloo refuses: checked against values computed here. 16-bit sums that
+    # round: ranklab adds in ascending rank, each addition rounded as torch's own (Gloo 1.13
+    # has no bfloat16).
+    for dtype in (torch.bfloat16, torch.float16):
+        def operand(r):
+            return (torch.arange(4) / 3 + 100 * r).to(dtype)
+        t = operand(rank)
+        dist.all_reduce(t)
+        expected = operand(0)
+        for r in range(1, world):
+            expected = expected + operand(r)
+        check(f"all_reduce_sum_rounded_{dtype}", t, expected)
     t = torch.full((2,), float(rank))
     dist.all_reduce(t, op=dist.ReduceOp.AVG)
     check("all_reduce_avg", t, torch.full((2,), (world - 1) / 2))
