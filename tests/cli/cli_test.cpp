@@ -52,7 +52,9 @@ const std::vector<ScenarioExpectation>& expectations() {
        4,
        {"collective mismatch in world collective #0: the members' calls differ",
         "all_reduce(sum, f32, count=16)", "all_reduce(sum, f32, count=17)",
-        "first rank that differs: 3"}},
+        "\nrank 3 is the odd one: 1 rank vs 3\n",
+        "result: collective mismatch in world collective #0: the members' calls differ (rank 3 "
+        "is the odd one: 1 rank vs 3)"}},
       {"crash",
        5,
        {"RANK FAILURE: rank 3 failed first (root cause): simulated failure during all_reduce",

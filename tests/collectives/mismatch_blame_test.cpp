@@ -1,0 +1,165 @@
+// Issue 28 §1: a collective mismatch blames the rank whose call differs from the plurality's,
+// under every scheduling policy, with one or two worker threads and whatever the algorithm:
+// the verdict waits until every member has posted (or the run can go no further, and those
+// that never came are listed as missing), never judging at the first two arrivals.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "comm/errors.hpp"
+#include "tests/emulator/emulator_test_support.hpp"
+
+namespace ranklab::testing {
+namespace {
+
+constexpr int kWorld = 4;
+
+/// Policies whose first arrivals differ: under the old check they blamed 2, 1, 0 and 2.
+const std::vector<std::string> kBlamePolicies = {"rank-order", "random:1", "random:2",
+                                                 "random:3",   "pct:11:3", "preempt:1=3,2=2"};
+
+using BlameParam = std::tuple<std::string, int, Algorithm>;  // policy, threads, algorithm
+
+class MismatchBlameTest : public ::testing::TestWithParam<BlameParam> {
+ protected:
+  ClusterOptions options() const {
+    ClusterParam p{kWorld, std::get<0>(GetParam()), std::get<1>(GetParam())};
+    return p.options();
+  }
+  Algorithm algorithm() const { return std::get<2>(GetParam()); }
+
+  /// Runs `fn` under this test's policy and threads, and under rank order on one thread:
+  /// a mismatch both times, with the same report word for word.
+  RunReport run_same_everywhere(const std::function<void(Communicator&)>& fn,
+                                RankErrors* errors = nullptr) const {
+    const RunReport report = run_ranks(options(), [&](Communicator& world) {
+      if (errors == nullptr) return fn(world);
+      errors->run(world.rank(), [&] { fn(world); });
+    }, algorithm());
+    EXPECT_EQ(report.status, RunStatus::mismatch) << report.summary << "\n" << report.details;
+    ClusterOptions reference = ClusterParam{kWorld, "rank-order", 1}.options();
+    const RunReport expected = run_ranks(reference, fn, algorithm());
+    EXPECT_EQ(report.summary, expected.summary);
+    EXPECT_EQ(report.details, expected.details);
+    EXPECT_EQ(report.culprit.ranks, expected.culprit.ranks);
+    return report;
+  }
+};
+
+std::vector<float> values(std::size_t count) { return std::vector<float>(count, 1.0f); }
+
+//! The classic bug: rank 0 all-reduces its loss for a log line the others never make, and
+//! every rank then calls its next all_reduce. Rank 0 is blamed, 1 rank against 3, and every
+//! member's call is in the table (none "not called yet"); rank 0 ends with the mismatch,
+//! the others cancelled.
+TEST_P(MismatchBlameTest, TheRankThatSkipsNothingIsBlamed) {
+  RankErrors errors(kWorld);
+  const RunReport report = run_same_everywhere(
+      [](Communicator& world) {
+        std::vector<float> warmup = values(4);
+        world.all_reduce(std::span(warmup));
+        if (world.rank() == 0) {
+          std::vector<float> loss = values(1);
+          world.all_reduce(std::span(loss));
+        }
+        std::vector<float> grads = values(8);
+        world.all_reduce(std::span(grads));
+      },
+      &errors);
+  EXPECT_EQ(report.root_cause_rank, 0);
+  EXPECT_EQ(report.culprit.kind, CulpritKind::collective_mismatch);
+  EXPECT_EQ(report.culprit.ranks, std::vector<int>{0});
+  EXPECT_EQ(report.summary,
+            "collective mismatch in world collective #1: the members' calls differ (rank 0 is "
+            "the odd one: 1 rank vs 3)");
+  EXPECT_TRUE(contains(report.culprit.text, "rank 0 called all_reduce(sum, f32, count=1)"));
+  EXPECT_TRUE(contains(report.culprit.text, "where ranks 1, 2, 3 called all_reduce(sum, f32, count=8)"));
+  EXPECT_TRUE(report.culprit.text.ends_with("(world collective #1): rank 0 is the odd one: 1 rank vs 3"))
+      << report.culprit.text;
+  const std::string& d = report.details;
+  EXPECT_TRUE(contains(d, "\nrank 0 is the odd one: 1 rank vs 3\n"));
+  EXPECT_EQ(d.find("never called"), std::string::npos) << d;
+  EXPECT_EQ(d.find("not called yet"), std::string::npos) << d;
+  for (int r = 0; r < kWorld; ++r) {
+    const std::string row = fmt::format("\n  {:>10}  {:>11}  {:<8}  all_reduce(sum, f32, count={})",
+                                        r, r, r == 0 ? 2 : 1, r == 0 ? 1 : 8);
+    EXPECT_TRUE(contains(d, row));
+  }
+  EXPECT_EQ(std::count(d.begin(), d.end(), '<'), 1) << "only rank 0's row differs:\n" << d;
+  EXPECT_EQ(errors.kind(0), "MismatchError");
+  for (int r = 1; r < kWorld; ++r) EXPECT_EQ(errors.kind(r), "PeerAbortedError") << r;
+  EXPECT_EQ(report.ranks[0].state, RankOutcome::State::failed);
+}
+
+//! Two calls with two members each: no call has a plurality, so no row is marked and the
+//! verdict lists each side; every member is blamed.
+TEST_P(MismatchBlameTest, NoPluralitySaysSoAndListsEachSide) {
+  const RunReport report = run_same_everywhere([](Communicator& world) {
+    std::vector<float> x = values(world.rank() < 2 ? 4 : 8);
+    world.all_reduce(std::span(x));
+  });
+  EXPECT_EQ(report.culprit.ranks, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(report.root_cause_rank, 0);
+  EXPECT_TRUE(contains(report.details, "\nno call has a plurality: ranks 0, 1 vs ranks 2, 3\n"));
+  EXPECT_EQ(report.details.find("<-- differs"), std::string::npos) << report.details;
+  EXPECT_TRUE(contains(report.culprit.text,
+                       "no call has a plurality in world collective #0: ranks 0, 1 called "
+                       "all_reduce(sum, f32, count=4)"));
+  EXPECT_TRUE(contains(report.culprit.text, "; ranks 2, 3 called all_reduce(sum, f32, count=8)"));
+}
+
+//! A member that never comes (rank 3 returns): the run can go no further, so the call is
+//! judged on the members that posted, and rank 3 is listed as a missing participant.
+TEST_P(MismatchBlameTest, MembersThatNeverCameAreMissingParticipants) {
+  const RunReport report = run_same_everywhere([](Communicator& world) {
+    if (world.rank() == 3) return;
+    std::vector<float> x = values(world.rank() == 0 ? 1 : 8);
+    world.all_reduce(std::span(x));
+  });
+  EXPECT_EQ(report.root_cause_rank, 0);
+  EXPECT_EQ(report.culprit.ranks, std::vector<int>{0});
+  const std::string& d = report.details;
+  EXPECT_TRUE(contains(d, "\n           3            3  -         (never called: missing participant)\n"));
+  EXPECT_TRUE(contains(d, "\nrank 0 is the odd one: 1 rank vs 2\n"
+                          "missing participant: rank 3 never called world collective #0"));
+  EXPECT_TRUE(report.culprit.text.ends_with("; rank 3 never called world collective #0"))
+      << report.culprit.text;
+}
+
+//! Two members that disagree and two that never come (blocked in a receive nobody sends):
+//! one against one is no plurality, and both absent members are listed.
+TEST_P(MismatchBlameTest, OneAgainstOneWithTheRestBlockedElsewhere) {
+  const RunReport report = run_same_everywhere([](Communicator& world) {
+    if (world.rank() >= 2) {
+      std::vector<float> never = values(1);
+      world.recv(std::span(never), /*src=*/world.rank() == 2 ? 3 : 2, /*tag=*/7);
+      return;
+    }
+    std::vector<float> x = values(world.rank() == 0 ? 1 : 8);
+    world.all_reduce(std::span(x));
+  });
+  EXPECT_TRUE(contains(report.details, "\nno call has a plurality: rank 0 vs rank 1\n"
+                                       "missing participants: ranks 2, 3 never called world "
+                                       "collective #0"));
+  EXPECT_EQ(report.culprit.ranks, (std::vector<int>{0, 1}));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Policies, MismatchBlameTest,
+    ::testing::Combine(::testing::ValuesIn(kBlamePolicies), ::testing::Values(1, 2),
+                       ::testing::Values(Algorithm::direct, Algorithm::ring)),
+    [](const ::testing::TestParamInfo<BlameParam>& p) {
+      std::string name = policy_name(std::get<0>(p.param)) + "_t" +
+                         std::to_string(std::get<1>(p.param)) + "_" +
+                         std::string(to_string(std::get<2>(p.param)));
+      for (char& c : name) c = c == '-' ? '_' : c;
+      return name;
+    });
+
+}  // namespace
+}  // namespace ranklab::testing
