@@ -120,6 +120,27 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, CliScenarioTest, ::testing::ValuesIn(expecta
                            return name;
                          });
 
+//! Issue 28 §1 and §4: a collective mismatch's report was judged at the first two arrivals,
+//! so its culprit line varied with the policy and with --threads 2 (3 lines in 12 runs).
+//! Now every policy and thread count prints one report, the odd rank blamed.
+TEST(CliTest, MismatchReportIsTheSameUnderEveryPolicyAndThreadCount) {
+  std::string first;
+  for (const char* policy : {"rank-order", "random:1", "random:2", "random:3", "pct:11:3",
+                             "preempt:1=3"}) {
+    for (const char* threads : {"1", "2"}) {
+      const Result r = ranklab({"run", "--scenario", "collective-mismatch", "--policy", policy,
+                                "--threads", threads});
+      SCOPED_TRACE(std::string(policy) + " --threads " + threads);
+      EXPECT_EQ(r.code, 4) << show(r);
+      // The first line names the policy and thread count; the report follows.
+      const std::string report = r.out.substr(r.out.find('\n') + 1);
+      EXPECT_TRUE(has(r, "culprit (collective-mismatch): rank 3 called "));
+      if (first.empty()) first = report;
+      EXPECT_EQ(report, first);
+    }
+  }
+}
+
 //! send-send deadlocks under rendezvous (exit 3); under eager and under an eager limit that
 //! fits its 4-byte message it finishes only thanks to buffering: a potential deadlock
 //! (exit 6) naming the buffered send and its receive with their sites; under a limit that

@@ -100,7 +100,7 @@ TEST_P(FingerprintTest, AlgorithmMismatch) {
                         {.algorithm = comm.rank() == 1 ? other : algorithm});
       },
       /*culprit=*/1);
-  expect_contains(details, "via " + std::string(to_string(other)) + site_at(98) + "   <-- differs");
+  expect_contains(details, "via " + std::string(to_string(other)) + site_at(99) + "   <-- differs");
 }
 
 //! Two ranks calling collectives of groups a and b in opposite orders: exit 4, naming both
@@ -163,7 +163,7 @@ TEST(FingerprintRoots, TreeBroadcastRootMismatch) {
                        {.root = comm.rank() == 3 ? 1 : 0, .algorithm = Algorithm::tree});
       },
       /*culprit=*/3);
-  expect_contains(details, "broadcast(i32, count=3, root=1) via tree" + site_at(161) + "   <-- differs");
+  expect_contains(details, "broadcast(i32, count=3, root=1) via tree" + site_at(162) + "   <-- differs");
 }
 
 //! Non-blocking direct collectives started in opposite orders are legal (MPI-3) and must
