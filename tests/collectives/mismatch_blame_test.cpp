@@ -13,6 +13,7 @@
 #include "collectives/communicator.hpp"
 #include "comm/errors.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
+#include "tests/support/skip_all_reduce.hpp"
 
 namespace ranklab::testing {
 namespace {
@@ -59,18 +60,7 @@ std::vector<float> values(std::size_t count) { return std::vector<float>(count, 
 //! the others cancelled.
 TEST_P(MismatchBlameTest, TheRankThatSkipsNothingIsBlamed) {
   RankErrors errors(kWorld);
-  const RunReport report = run_same_everywhere(
-      [](Communicator& world) {
-        std::vector<float> warmup = values(4);
-        world.all_reduce(std::span(warmup));
-        if (world.rank() == 0) {
-          std::vector<float> loss = values(1);
-          world.all_reduce(std::span(loss));
-        }
-        std::vector<float> grads = values(8);
-        world.all_reduce(std::span(grads));
-      },
-      &errors);
+  const RunReport report = run_same_everywhere(skip_all_reduce, &errors);
   EXPECT_EQ(report.root_cause_rank, 0);
   EXPECT_EQ(report.culprit.kind, CulpritKind::collective_mismatch);
   EXPECT_EQ(report.culprit.ranks, std::vector<int>{0});

@@ -15,6 +15,7 @@
 #include "comm/errors.hpp"
 #include "tests/support/cluster_params.hpp"
 #include "tests/support/expect_throw_msg.hpp"
+#include "tests/support/skip_all_reduce.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/simgrid_ti.hpp"
 #include "traces/trace_builder.hpp"
@@ -194,17 +195,7 @@ TEST(ReplayTest, DeadlockReplaysIntoTheSameReport) {
 //! yet") and blames rank 0, the odd one, under every policy and thread count, word for word
 //! as the recorded run did.
 TEST(ReplayTest, MismatchReplaysIntoTheSameVerdictUnderEveryPolicy) {
-  const auto skip_all_reduce = [](Communicator& world) {
-    std::vector<float> warmup(4, 1.0f);
-    world.all_reduce(std::span(warmup));
-    if (world.rank() == 0) {
-      std::vector<float> loss(1, 1.0f);
-      world.all_reduce(std::span(loss));
-    }
-    std::vector<float> grads(8, 1.0f);
-    world.all_reduce(std::span(grads));
-  };
-  const Recording rec = record(4, skip_all_reduce, "random:2");
+  const Recording rec = record(4, testing::skip_all_reduce, "random:2");
   ASSERT_EQ(rec.report.status, RunStatus::mismatch) << rec.report.details;
   ASSERT_EQ(rec.report.culprit.ranks, std::vector<int>{0}) << rec.report.details;
   std::stringstream jsonl;

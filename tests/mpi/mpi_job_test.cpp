@@ -19,6 +19,7 @@
 
 #include "collectives/cluster.hpp"
 #include "collectives/mpi/mpi_run.hpp"
+#include "tests/support/skip_all_reduce.hpp"
 
 namespace {
 
@@ -76,20 +77,6 @@ void subgroup_mismatch(Communicator& comm) {
   comm.barrier();
 }
 
-// Issue 28 §1's classic: rank 0 all-reduces its loss for a log line the others never make,
-// then every rank calls its next all_reduce. Every member's call is exchanged, so rank 0 is
-// blamed, 1 rank against 3, as on the emulator.
-void skip_all_reduce(Communicator& comm) {
-  std::vector<float> warmup(4, 1.0f);
-  comm.all_reduce(std::span(warmup));
-  if (comm.rank() == 0) {
-    std::vector<float> loss(1, 1.0f);
-    comm.all_reduce(std::span(loss));
-  }
-  std::vector<float> grads(8, 1.0f);
-  comm.all_reduce(std::span(grads));
-}
-
 // Rank 2 throws while the others wait in an all_reduce.
 void rank_throws(Communicator& comm) {
   if (comm.rank() == 2) throw std::runtime_error("rank 2 gives up");
@@ -103,7 +90,9 @@ const std::map<std::string, Case>& cases() {
       {"mismatch-while-rank0-waits", {3, mismatch_while_rank0_waits}},
       {"mismatch-while-rank0-in-mpi", {3, mismatch_while_rank0_in_mpi}},
       {"subgroup-mismatch", {4, subgroup_mismatch}},
-      {"skip-all-reduce", {4, skip_all_reduce}},
+      // Every member's call is exchanged: rank 0 is blamed, 1 rank against 3, as on the
+      // emulator.
+      {"skip-all-reduce", {4, ranklab::testing::skip_all_reduce}},
       {"rank-throws", {3, rank_throws}},
   };
   return all;

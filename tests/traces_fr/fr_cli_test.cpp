@@ -21,22 +21,13 @@ namespace {
 
 using tools_testing::CommandResult;
 using tools_testing::shell_quoted;
+using tools_testing::without_timing;
 
 std::filesystem::path examples() {
   return std::filesystem::path(RANKLAB_SOURCE_DIR) / "traces" / "examples" / "fr";
 }
 
 CommandResult ranklab(const std::string& args) { return tools_testing::run_ranklab(args); }
-
-/// `text` without its "time: ..." lines (the replay's wall-clock time).
-std::string without_timing(const std::string& text) {
-  std::istringstream in(text);
-  std::string out;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.starts_with("time: ")) out += line + "\n";
-  }
-  return out;
-}
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

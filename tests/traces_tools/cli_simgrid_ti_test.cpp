@@ -18,16 +18,7 @@ namespace {
 
 using tools_testing::CommandResult;
 using tools_testing::shell_quoted;
-
-/// `text` without its "time: ..." lines (the replay's wall-clock time).
-std::string without_timing(const std::string& text) {
-  std::istringstream in(text);
-  std::string out;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.starts_with("time: ")) out += line + "\n";
-  }
-  return out;
-}
+using tools_testing::without_timing;
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
