@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -12,6 +14,7 @@
 
 #include "collectives/communicator.hpp"
 #include "comm/errors.hpp"
+#include "comm/mismatch_table.hpp"
 #include "tests/emulator/emulator_test_support.hpp"
 #include "tests/support/skip_all_reduce.hpp"
 
@@ -140,6 +143,54 @@ TEST_P(MismatchBlameTest, OneAgainstOneWithTheRestBlockedElsewhere) {
                                        "missing participants: ranks 2, 3 never called world "
                                        "collective #0"));
   EXPECT_EQ(report.culprit.ranks, (std::vector<int>{0, 1}));
+}
+
+/// A member's call of all_reduce with `count` elements, as the table reads it.
+std::optional<detail::MemberCall> all_reduce_of(std::uint64_t count) {
+  CollectiveFingerprint f;
+  f.signature.op = OpKind::all_reduce;
+  f.signature.has_reduce_op = true;
+  f.signature.dtype = DataType::f32;
+  f.signature.count = count;
+  f.algorithm = "direct";
+  return detail::MemberCall{f, 0, {}};
+}
+
+//! The vote itself: two odd members with calls of their own are "1 + 1 ranks vs 2", blamed
+//! by their global ranks (a subgroup's), each call named; the others' rows are not marked.
+TEST(JudgeMismatchTest, SeveralOddCallsAgainstThePlurality) {
+  const Group group(1, "dp", std::vector<int>{4, 6, 8, 10});
+  const std::vector<std::optional<detail::MemberCall>> calls = {
+      all_reduce_of(8), all_reduce_of(2), all_reduce_of(8), all_reduce_of(3)};
+  const detail::MismatchVerdict v = detail::judge_mismatch(group, 5, calls);
+  EXPECT_EQ(v.blamed, (std::vector<int>{6, 10}));
+  EXPECT_TRUE(v.missing.empty());
+  EXPECT_EQ(v.verdict, "ranks 6, 10 are the odd ones: 1 + 1 ranks vs 2");
+  EXPECT_EQ(v.summary,
+            "collective mismatch in dp collective #5: the members' calls differ (ranks 6, 10 are "
+            "the odd ones: 1 + 1 ranks vs 2)");
+  EXPECT_EQ(v.sentence,
+            "rank 6 called all_reduce(sum, f32, count=2) via direct; rank 10 called "
+            "all_reduce(sum, f32, count=3) via direct where ranks 4, 8 called all_reduce(sum, "
+            "f32, count=8) via direct (dp collective #5): ranks 6, 10 are the odd ones: 1 + 1 "
+            "ranks vs 2");
+  EXPECT_EQ(std::count(v.table.begin(), v.table.end(), '<'), 2) << v.table;
+}
+
+//! A large group: the lines name 16 ranks and count the rest, so they stay lines.
+TEST(JudgeMismatchTest, LongRankListsAreCut) {
+  std::vector<int> ranks(40);
+  for (int i = 0; i < 40; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  const Group group(0, "world", ranks);
+  std::vector<std::optional<detail::MemberCall>> calls;
+  for (int i = 0; i < 40; ++i) calls.push_back(all_reduce_of(i == 7 ? 1 : 8));
+  calls[39].reset();  // never came
+  const detail::MismatchVerdict v = detail::judge_mismatch(group, 0, calls);
+  EXPECT_EQ(v.verdict, "rank 7 is the odd one: 1 rank vs 38");
+  EXPECT_TRUE(contains(v.sentence, "where ranks 0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, "
+                                   "15, 16 and 22 more called"));
+  EXPECT_TRUE(v.table.ends_with("\nmissing participant: rank 39 never called world collective #0"))
+      << v.table;
 }
 
 INSTANTIATE_TEST_SUITE_P(
