@@ -23,7 +23,8 @@ namespace {
 
 constexpr int kWorld = 4;
 
-/// Policies whose first arrivals differ: under the old check they blamed 2, 1, 0 and 2.
+/// Policies whose first arrivals differ (judged at the first disagreement, the issue saw
+/// ranks 2, 1, 0 and 2 blamed under the first four).
 const std::vector<std::string> kBlamePolicies = {"rank-order", "random:1", "random:2",
                                                  "random:3",   "pct:11:3", "preempt:1=3,2=2"};
 
@@ -61,7 +62,7 @@ std::vector<float> values(std::size_t count) { return std::vector<float>(count, 
 //! every rank then calls its next all_reduce. Rank 0 is blamed, 1 rank against 3, and every
 //! member's call is in the table (none "not called yet"); rank 0 ends with the mismatch,
 //! the others cancelled.
-TEST_P(MismatchBlameTest, TheRankThatSkipsNothingIsBlamed) {
+TEST_P(MismatchBlameTest, TheRankWithTheExtraCallIsBlamed) {
   RankErrors errors(kWorld);
   const RunReport report = run_same_everywhere(skip_all_reduce, &errors);
   EXPECT_EQ(report.root_cause_rank, 0);
