@@ -93,7 +93,9 @@ class Backend {
   virtual void native_collective_blocking(const CollectiveArgs& args, const SourceSite& site) = 0;
 
   /// Posts the caller's fingerprint of its next collective on this group, checked at once
-  /// against the members that posted theirs (MismatchError on disagreement, never blocks).
+  /// against the members that posted theirs (on disagreement, MismatchError naming every
+  /// member's call, once the backend has every call or can go no further; never blocks
+  /// otherwise).
   /// Returns the call's sequence number in the group, from which internal tags are made
   /// (collectives/tags.hpp). Every begin_collective is paired with end_collective.
   virtual std::uint64_t begin_collective(const CollectiveFingerprint& fingerprint) = 0;

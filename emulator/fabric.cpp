@@ -317,6 +317,11 @@ void Fabric::release(const std::shared_ptr<Operation>& handle) {
 }
 
 void Fabric::throw_aborted(int rank) const {
+  // The rank a collective's verdict blames first waited at its post: it ends with the
+  // mismatch itself, as the rank that failed.
+  if (rank == root_rank_ && ranks_[static_cast<std::size_t>(rank)]->mismatch) {
+    std::rethrow_exception(root_cause_);
+  }
   if (verdict_ == RunStatus::deadlock) {
     throw DeadlockError(fmt::format("rank {}: {}", rank, summary_));
   }
@@ -332,11 +337,14 @@ void Fabric::abort(RunStatus status, int root_rank, std::exception_ptr cause, st
   summary_ = std::move(summary);
   analysis_ = std::move(analysis);
   for (auto& slot : ranks_) {
+    // A rank waits in an operation, or, blocked in none, at the post of a mismatched call
+    // (park_at_post).
+    const bool waits = slot->waiting_on != nullptr || slot->state == RankState::blocked;
     if (slot->state == RankState::blocked) {
       slot->state = RankState::running;
       --blocked_;
     }
-    if (slot->waiting_on != nullptr) slot->wakeup.notify();
+    if (waits) slot->wakeup.notify();
   }
 }
 
@@ -350,8 +358,12 @@ void Fabric::rank_finished(int rank) {
 }
 
 void Fabric::settle_or_declare() {
+  if (failure_pending_ && !settled()) return;
+  // The run can go no further: a call whose members disagree is judged now, those that
+  // never came listed as missing (its members wait at their posts until then).
+  judge_open_calls();
   if (failure_pending_) {
-    if (settled()) declare_failure();
+    declare_failure();
     return;
   }
   const diagnosis::FabricSnapshot snap = snapshot();
@@ -393,6 +405,7 @@ void Fabric::run_watchdog(std::chrono::milliseconds tick) {
 }
 
 void Fabric::declare_watchdog(int rank) {
+  judge_open_calls();  // the run goes no further: a call whose members disagree is the cause
   if (failure_pending_) {  // a rank still runs, but the others wait for the failed one
     declare_failure();
     return;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -64,9 +65,10 @@ class Fabric {
 
   // Fingerprints of the communicator's collectives (fabric_fingerprint.cpp).
   /// Posts `rank`'s fingerprint of its next collective on `group` and checks it at once
-  /// against the members that posted theirs: throws MismatchError with every member's
-  /// call (exit 4) if they differ. Never blocks. Returns the call's sequence number in the
-  /// group; until end_collective the rank counts as inside that collective.
+  /// against the members that posted theirs. If they differ, the rank waits there until
+  /// the verdict (every member's call, exit 4) and throws MismatchError if it is the rank
+  /// blamed, else PeerAbortedError; otherwise it never blocks. Returns the call's sequence
+  /// number in the group; until end_collective the rank counts as inside that collective.
   std::uint64_t begin_collective(int rank, const Group& group,
                                  const CollectiveFingerprint& fingerprint);
   /// `rank` has finished (or abandoned) its part of the collective it began.
@@ -164,20 +166,31 @@ class Fabric {
   std::string describe_pair_mismatch(const detail::Operation& send, const detail::Operation& recv,
                                      std::string_view reason) const;
   /// Posts `rank`'s (group rank `me`'s) fingerprint `call` of its next point-to-point
-  /// collective call on `group` (join_call); returns the call's sequence number in the group.
-  std::uint64_t post_call(int rank, int me, const Group& group, const detail::PostedCall& call);
+  /// collective call on `group` (join_call), and waits at its post while the call's members
+  /// disagree (park_at_post); returns the call's sequence number in the group.
+  std::uint64_t post_call(Lock& lock, int rank, int me, const Group& group,
+                          const detail::PostedCall& call);
   /// Posts `rank`'s (group rank `me`'s) call `seq` on `group` (of `size` members), a native
   /// call's operation `op` (which is its own fingerprint) or a point-to-point call's
-  /// fingerprint `call`, and checks it against the first member's: throws MismatchError with
-  /// every member's call (exit 4) if they differ. Runs a native call once every member has
-  /// posted.
-  void join_call(int rank, int me, const Group& group, int size, std::uint64_t seq,
+  /// fingerprint `call`, and checks it against the first member's: if they differ, the slot
+  /// is marked and never runs. Once every member has posted, runs a native call, or judges
+  /// a mismatched one (judge_call). Returns whether the members disagree.
+  bool join_call(int rank, int me, const Group& group, int size, std::uint64_t seq,
                  const detail::PostedCall* call, detail::Operation* op);
+  /// The verdict on `slot`, a call of `group` whose members disagree: the first rank it
+  /// blames fails with MismatchError (noted while it waits at its post; the run ends once it
+  /// settles), whose table lists every member's call and those that never came.
+  void judge_call(const Group& group, detail::CallSlot& slot);
+  /// The run can go no further: judges every call whose members disagree that is not judged
+  /// yet (some never came).
+  void judge_open_calls();
+  /// `rank` posted a point-to-point call whose members disagree: it waits there, blocked,
+  /// until the verdict ends the run, and then throws as a cancelled waiter does (the rank the
+  /// verdict blames first, its MismatchError).
+  [[noreturn]] void park_at_post(Lock& lock, int rank);
   /// Keeps `op`, which a call slot still lists, alive until the fabric goes: its owner is
   /// dropping it unfinished because the run is ending (the final report lists it pending).
   void abandon(const std::shared_ptr<detail::Operation>& op);
-  [[noreturn]] void throw_call_mismatch(int rank, const Group& group, std::uint64_t seq,
-                                        const detail::CallSlot& slot);
   void finish_collective(detail::CallSlot& slot);
 
   /// `op` is done: recorded, and its owner woken if it waits for it. Inline: every
@@ -214,8 +227,10 @@ class Fabric {
   void settle_or_declare();
   // Settling a failure (fabric_failure.cpp).
   /// `rank` is failing with `error` (its own, not a cancellation): remembered, and the run's
-  /// verdict waits until the other ranks have done what they still can.
-  void note_failure(int rank, std::exception_ptr error);
+  /// verdict waits until the other ranks have done what they still can. `failed_at` is its
+  /// Lamport clock then, the rank's own unless given (a mismatch's: its call's).
+  void note_failure(int rank, std::exception_ptr error,
+                    std::optional<std::uint64_t> failed_at = std::nullopt);
   /// Every live rank is blocked, or stalled in polls, with a failure settling.
   bool settled() const;
   /// A poll by `rank` that found nothing done: with a failure settling, two polls with no

@@ -1,9 +1,15 @@
 // Collective calls: every member posts its fingerprint into its group's next call slot
-// (detail/call_window.hpp) and is checked at once against the first to post; a member whose
-// call disagrees fails the run. A native collective is a rendezvous on that slot: the last
-// member to arrive executes it and releases everyone. The communicator's point-to-point
-// algorithms post through begin_collective (fabric_fingerprint.cpp) into the same slots, so
-// native and point-to-point calls share one sequence per group and disagree loudly.
+// (detail/call_window.hpp) and is checked at once against the first to post. A native
+// collective is a rendezvous on that slot: the last member to arrive executes it and
+// releases everyone. The communicator's point-to-point algorithms post through
+// begin_collective (fabric_fingerprint.cpp) into the same slots, so native and
+// point-to-point calls share one sequence per group and disagree loudly.
+//
+// A call whose members disagree never runs, and is not judged at the first disagreement
+// (which member that is depends on who arrived first): every member waits at its post, and
+// the call is judged once all of them have posted, or once the run can go no further (then
+// those that never came are listed as missing). The calls that differ from the plurality's
+// are blamed (comm/mismatch_table.hpp).
 #include <algorithm>
 
 #include "emulator/detail/collective_exec.hpp"
@@ -38,7 +44,7 @@ void Fabric::collective(int rank, const Group& group, const CollectiveArgs& args
 void Fabric::hash_pending_collectives() {
   // A blocking call waits until the run ends (abort), and its pending event is recorded
   // after its rank has unwound: the hash is taken now, while every such caller is still in
-  // its call. (A call that disagrees throws earlier and takes its own: post_call.)
+  // its call, whether its members agree or not.
   for (const auto& state : group_states_) {
     for (const auto& slot : state->calls.slots()) detail::hash_pending_inputs(slot.ops);
   }
@@ -72,15 +78,38 @@ void Fabric::hash_pending_collectives() {
   return op;
 }
 
-std::uint64_t Fabric::post_call(int rank, int me, const Group& group,
+std::uint64_t Fabric::post_call(Lock& lock, int rank, int me, const Group& group,
                                 const detail::PostedCall& call) {
   const std::uint64_t seq = ranks_[static_cast<std::size_t>(rank)]->counters_of(group.id()).calls++;
-  join_call(rank, me, group, group.size(), seq, &call, nullptr);
+  // A point-to-point algorithm would exchange messages of the wrong sizes, or wait forever:
+  // a member that finds the call mismatched goes no further than its post.
+  if (join_call(rank, me, group, group.size(), seq, &call, nullptr)) [[unlikely]] {
+    park_at_post(lock, rank);
+  }
   return seq;
 }
 
+void Fabric::park_at_post(Lock& lock, int rank) {
+  RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
+  while (verdict_ == RunStatus::ok) {
+    me.state = RankState::blocked;
+    ++blocked_;
+    ++progress_;
+    check_for_deadlock();
+    if (verdict_ == RunStatus::ok) {
+      ++me.blocks;
+      me.wakeup.wait(lock);
+    }
+    if (me.state == RankState::blocked) {
+      me.state = RankState::running;
+      --blocked_;
+    }
+  }
+  throw_aborted(rank);
+}
+
 // Inline: a native call's post is specialised (call is null, op is not).
-[[gnu::always_inline]] inline void Fabric::join_call(int rank, int me, const Group& group,
+[[gnu::always_inline]] inline bool Fabric::join_call(int rank, int me, const Group& group,
                                                      int size, std::uint64_t seq,
                                                      const detail::PostedCall* call,
                                                      Operation* op) {
@@ -89,11 +118,13 @@ std::uint64_t Fabric::post_call(int rank, int me, const Group& group,
   const auto i = static_cast<std::size_t>(me);
   if (op) {
     slot.ops[i] = op;  // its fingerprint (CallSlot::call)
-    slot.clock = std::max(slot.clock, op->clock_at_post);
   } else {
     if (slot.calls.empty()) slot.calls.resize(slot.ops.size());
     slot.calls[i] = *call;
   }
+  // Every member's clock when it joined: the call's Lamport clock is one more (a native
+  // call's), and a mismatch's failure has it, whatever the order they came in.
+  slot.clock = std::max(slot.clock, op ? op->clock_at_post : ranks_[static_cast<std::size_t>(rank)]->lamport);
   ++slot.arrived;
   // Everyone who posted before agreed with the first poster (or the slot is marked), so
   // comparing with it is enough: O(1) per arrival, even with 65,536 members.
@@ -101,47 +132,52 @@ std::uint64_t Fabric::post_call(int rank, int me, const Group& group,
     slot.first = me;
   } else if (const auto first = static_cast<std::size_t>(slot.first);
              !(op ? slot.agrees_with(first, *op) : slot.agrees_with(first, *call))) [[unlikely]] {
-    // With several threads, members of the other thread may post before this member's
-    // failure ends the run: they must find the slot failed, not run it (CallSlot).
+    // With several threads, members of the other thread may post before the verdict ends
+    // the run: they must find the slot mismatched, not run it (CallSlot).
     slot.mismatched = true;
-    if (op) {
-      // The caller unwinds before it gets a Request. It ends stuck in this call as much as
-      // the members that wait in it: which of them noticed depends on who posted first, so
-      // the trace marks every member's pending call the same way (blocked).
-      op->blocked_at_end = true;
-      if (tracing_) detail::hash_pending_input(*op);  // before its caller unwinds
-      abandon(ranks_[static_cast<std::size_t>(rank)]->spare);
-    }
-    throw_call_mismatch(rank, group, seq, slot);
   }
-  if (slot.complete(size)) {
-    // Members agree, so either all of them are native calls or none is.
-    if (op) finish_collective(slot);
-    window.retire_completed(size);
+  if (slot.arrived != size) return slot.mismatched;
+  if (slot.mismatched) [[unlikely]] {
+    judge_call(group, slot);
+    return true;
   }
+  // Members agree, so either all of them are native calls or none is.
+  if (op) finish_collective(slot);
+  window.retire_completed(size);
+  return false;
 }
 
-void Fabric::throw_call_mismatch(int rank, const Group& group, std::uint64_t seq,
-                                 const detail::CallSlot& slot) {
+void Fabric::judge_call(const Group& group, detail::CallSlot& slot) {
   // The table's rows, with the algorithms' names (the slot holds their indices).
-  std::vector<std::optional<detail::PostedFingerprint>> rows(slot.ops.size());
+  std::vector<std::optional<detail::MemberCall>> rows(slot.ops.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!slot.posted(i)) continue;
     const detail::PostedCall c = slot.call(i);
-    rows[i] = detail::PostedFingerprint{
+    rows[i] = detail::MemberCall{
         CollectiveFingerprint{c.signature, fingerprints_.algorithms[c.algorithm],
                               c.per_peer_counts},
         c.rank_seq, c.site};
   }
-  // Kept with the rank that noticed: its failure may become the run's verdict later.
-  detail::RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
-  std::string table = detail::mismatch_table(
-      group, seq, rows,
-      [](const detail::PostedFingerprint& m) -> const CollectiveFingerprint& {
-        return m.fingerprint;
-      },
-      me.mismatch_culprit, me.mismatch_sentence);
-  throw MismatchError(std::move(table));
+  auto verdict = std::make_unique<detail::MismatchVerdict>(
+      detail::judge_mismatch(group, slot.seq, rows));
+  slot.judged = true;
+  // The failure is the first blamed rank's, which waits at its post (and ends with it, the
+  // others cancelled). Its clock is the latest of the members' when they posted, the same
+  // whatever the order they came in, so the root cause among several failures is too.
+  const int blamed = verdict->blamed.front();
+  RankSlot& culprit = *ranks_[static_cast<std::size_t>(blamed)];
+  if (culprit.failure_noted) return;  // it failed of something else first
+  auto error = std::make_exception_ptr(MismatchError(verdict->table));
+  culprit.mismatch = std::move(verdict);
+  note_failure(blamed, std::move(error), slot.clock);
+}
+
+void Fabric::judge_open_calls() {
+  for (std::size_t id = 0; id < group_states_.size(); ++id) {
+    for (detail::CallSlot* slot : group_states_[id]->calls.unjudged_mismatches()) {
+      judge_call(*groups_[id], *slot);
+    }
+  }
 }
 
 void Fabric::abandon(const std::shared_ptr<Operation>& op) { abandoned_.push_back(op); }

@@ -12,7 +12,8 @@
 
 namespace ranklab {
 
-void Fabric::note_failure(int rank, std::exception_ptr error) {
+void Fabric::note_failure(int rank, std::exception_ptr error,
+                          std::optional<std::uint64_t> failed_at) {
   RankSlot& me = *ranks_[static_cast<std::size_t>(rank)];
   if (me.failure_noted) return;  // a kill fault noted it before the rank unwound
   try {
@@ -20,7 +21,7 @@ void Fabric::note_failure(int rank, std::exception_ptr error) {
   } catch (const std::bad_alloc&) {  // out of memory: the report goes without the text
   }
   me.failure_noted = true;
-  me.failed_at = me.lamport;
+  me.failed_at = failed_at.value_or(me.lamport);
   failure_pending_ = true;
   ++progress_;
   // The failure that happened first in the program's own order: Lamport clocks order
@@ -90,19 +91,20 @@ void Fabric::declare_failure() {
   } catch (...) {
   }
   if (mismatch) {
-    // The error's first line names the group and call; the culprit is the first rank whose
-    // call differed, which need not be the rank that noticed.
-    const int culprit = me.mismatch_culprit >= 0 ? me.mismatch_culprit : root;
+    // A collective call's verdict (Fabric::judge_call) names the ranks it blames; a message
+    // mismatch is the rank's own (its receive found it).
     std::string summary = me.error.substr(0, me.error.find('\n'));
-    if (me.mismatch_culprit >= 0) {
-      summary += fmt::format(" (first rank that differs: {})", culprit);
+    if (me.mismatch) {
+      summary = me.mismatch->summary;
+      culprit_ = {CulpritKind::collective_mismatch, me.mismatch->sentence, me.mismatch->blamed};
+    } else {
+      culprit_ = {summary.starts_with("message mismatch") ? CulpritKind::message_mismatch
+                                                           : CulpritKind::collective_mismatch,
+                  summary,
+                  {root}};
     }
-    const bool message = summary.starts_with("message mismatch");
-    culprit_ = {message ? CulpritKind::message_mismatch : CulpritKind::collective_mismatch,
-                message || me.mismatch_sentence.empty() ? summary : me.mismatch_sentence,
-                {culprit}};
     failure_pending_ = false;
-    abort(RunStatus::mismatch, culprit, error, std::move(summary), {.preamble = me.error});
+    abort(RunStatus::mismatch, root, error, std::move(summary), {.preamble = me.error});
   } else {
     const std::string_view error_text = without_rank_prefix(root, me.error);
     culprit_ = {CulpritKind::rank_failure, fmt::format("rank {} failed first: {}", root, error_text), {root}};

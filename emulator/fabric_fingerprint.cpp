@@ -3,10 +3,11 @@
 // Every collective the communicator runs, whatever its algorithm, posts a fingerprint
 // (op, reduce op, dtype, count, root, algorithm) into the group's next call slot: a native
 // call as it joins (fabric_collectives.cpp), a point-to-point one (ring, tree, ...) here,
-// before its first message. Posting never blocks: it compares the fingerprint with the
-// first member's and throws MismatchError with a side-by-side table at the first
-// disagreement. A point-to-point algorithm would otherwise exchange messages of the wrong
-// sizes, or wait forever; and members that disagree on the algorithm are caught too.
+// before its first message. Posting compares the fingerprint with the first member's; a
+// member that disagrees, or posts to a call found mismatched, waits at its post until the
+// verdict (fabric_collectives.cpp: judged once every member has posted, or the run can go
+// no further), so a point-to-point algorithm never exchanges messages of the wrong sizes;
+// members that disagree on the algorithm are caught too.
 //
 // Two ranks that call collectives on two groups in opposite orders cannot be caught when
 // they post: each blocks in its first call and never posts its second, and non-blocking
@@ -32,7 +33,7 @@ std::uint64_t Fabric::begin_collective(int rank, const Group& group,
                                 fingerprints_.algorithm_id(fingerprint.algorithm),
                                 fingerprint.per_peer_counts, ranks_[r]->next_seq,
                                 ranks_[r]->site};
-  const std::uint64_t seq = post_call(rank, me, group, call);
+  const std::uint64_t seq = post_call(lock, rank, me, group, call);
   auto& inside = fingerprints_.inside;
   if (inside.size() < ranks_.size()) inside.resize(ranks_.size());
   inside[r] = detail::InsideCollective{&group, seq, fingerprint};

@@ -93,9 +93,9 @@ std::vector<Scenario> group_scenarios() {
       out,
       {.name = "tp-skip-barrier",
        .summary = "TP2 DP2: the TP barrier sits inside `if (rank == 0)`, so rank 1 skips it: "
-                  "mismatch, rank 1 named",
+                  "mismatch, one call against one, both sides named",
        .default_world = 4,
-       .expect = {RunStatus::mismatch, CulpritKind::collective_mismatch, {1}}},
+       .expect = {RunStatus::mismatch, CulpritKind::collective_mismatch, {0, 1}}},
       {.name = "tp-skip-barrier-fixed", .summary = "every TP rank enters the barrier: passes"},
       tp_skip_barrier);
   add_bug_and_twin(

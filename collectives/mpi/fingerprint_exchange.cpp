@@ -135,13 +135,14 @@ void exchange_fingerprints(Runtime& runtime, const GroupState& group,
   const std::vector<std::string> sites = all_gather_strings(group.internal, encode_site(site));
   for (std::size_t i = 0; i < rows.size(); ++i) decode_site(sites[i], *rows[i]);
   const Group named(0, group.name, group.ranks);
-  int culprit = -1;
-  std::string sentence;
-  std::string table = ranklab::detail::mismatch_table(
-      named, sequence, rows, [](const Posted& p) -> const CollectiveFingerprint& {
-        return p.fingerprint;
-      }, culprit, sentence);
-  throw CollectiveMismatchError(std::move(table), std::move(sentence), group.rank == 0);
+  std::vector<std::optional<ranklab::detail::MemberCall>> calls;
+  calls.reserve(rows.size());
+  for (const auto& row : rows) {
+    calls.push_back(ranklab::detail::MemberCall{row->fingerprint, row->rank_seq, row->site});
+  }
+  ranklab::detail::MismatchVerdict verdict = ranklab::detail::judge_mismatch(named, sequence, calls);
+  throw CollectiveMismatchError(std::move(verdict.table), std::move(verdict.sentence),
+                                std::move(verdict.summary), group.rank == 0);
 }
 
 }  // namespace ranklab::mpi_detail

@@ -12,16 +12,23 @@ namespace ranklab {
 
 class CollectiveMismatchError : public MismatchError {
  public:
-  /// `table`: every member's call (what()); `sentence`: the culprit line's text; `reporter`:
-  /// whether this member (the group's rank 0) is the one to print it.
-  CollectiveMismatchError(std::string table, std::string sentence, bool reporter)
-      : MismatchError(std::move(table)), sentence_(std::move(sentence)), reporter_(reporter) {}
+  /// `table`: every member's call and the verdict (what()); `sentence`: the culprit line's
+  /// text; `summary`: the result line; `reporter`: whether this member (the group's rank 0)
+  /// is the one to print it.
+  CollectiveMismatchError(std::string table, std::string sentence, std::string summary,
+                          bool reporter)
+      : MismatchError(std::move(table)),
+        sentence_(std::move(sentence)),
+        summary_(std::move(summary)),
+        reporter_(reporter) {}
 
   const std::string& sentence() const { return sentence_; }
+  const std::string& summary() const { return summary_; }
   bool reporter() const { return reporter_; }
 
  private:
   std::string sentence_;
+  std::string summary_;
   bool reporter_;
 };
 

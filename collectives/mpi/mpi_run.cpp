@@ -43,8 +43,8 @@ struct Ending {
 [[noreturn]] void end_on_collective_mismatch(mpi_detail::Runtime& runtime,
                                              const CollectiveMismatchError& e) {
   const std::string table = e.what();
-  const std::string report = mpi_detail::failure_report(table, "collective-mismatch", e.sentence(),
-                                                        table.substr(0, table.find('\n')));
+  const std::string report =
+      mpi_detail::failure_report(table, "collective-mismatch", e.sentence(), e.summary());
   const int code = exit_code(RunStatus::mismatch);
   if (runtime.world_rank() == 0) mpi_detail::print_and_end_job(code, report);
   if (e.reporter()) mpi_detail::end_job(runtime, code, report);

@@ -55,15 +55,18 @@ struct CallSlot {
   /// group rank. Sized by the first such call only, so a slot of native calls never fills
   /// (nor clears) a vector of fingerprints.
   std::vector<std::optional<PostedCall>> calls;
+  std::uint64_t seq = 0;  ///< the call's number in its group
   int arrived = 0;
   int first = -1;  ///< group rank of the first to post: later ones are checked against it
   /// Native calls: the largest clock_at_post of the members so far, kept as they arrive
   /// (the call's Lamport clock is one more, whatever the arrival order).
   std::uint64_t clock = 0;
-  /// A member's call disagreed. It fails, but until its failure ends the run the others may
-  /// still post; the call must never run, since the failing member's buffers go away as
-  /// its exception unwinds (and their sizes are not what the others expect).
+  /// A member's call disagreed with the first's. The call never runs (the members' buffers
+  /// are not the sizes the others expect); every member waits at its post until the verdict,
+  /// which is judged once every member has posted, or once the run can go no further
+  /// (Fabric::judge_call), so that it never depends on who arrived first.
   bool mismatched = false;
+  bool judged = false;  ///< its mismatch is judged (a failure of the run is noted)
 
   bool complete(int group_size) const { return arrived == group_size && !mismatched; }
 
@@ -107,6 +110,16 @@ class CallWindow {
       // million ranks has a million members per slot.
       if (--count_ == 0) head_ = 0;
     }
+  }
+
+  /// The open slots whose members disagree and whose verdict is not judged yet, oldest
+  /// first.
+  std::vector<CallSlot*> unjudged_mismatches() {
+    std::vector<CallSlot*> out;
+    for (std::uint64_t seq = base_; seq != base_ + count_; ++seq) {
+      if (CallSlot& s = at(seq); s.mismatched && !s.judged) out.push_back(&s);
+    }
+    return out;
   }
 
   /// The open slots, oldest first (a range for range-for).
@@ -156,10 +169,12 @@ class CallWindow {
     const auto n = static_cast<std::size_t>(group_size);
     slot.ops.assign(n, nullptr);
     slot.calls.clear();  // keeps its capacity
+    slot.seq = base_ + count_;
     slot.arrived = 0;
     slot.first = -1;
     slot.clock = 0;
     slot.mismatched = false;
+    slot.judged = false;
     ++count_;
   }
 

@@ -12,6 +12,7 @@
 #include <boost/container/small_vector.hpp>
 #include <boost/fiber/condition_variable.hpp>
 
+#include "comm/mismatch_table.hpp"
 #include "emulator/detail/call_window.hpp"
 #include "emulator/detail/operation.hpp"
 #include "emulator/detail/rank_state.hpp"
@@ -65,8 +66,10 @@ struct RankSlot {
   /// The fabric knows the rank is failing (rank_failed, or a kill fault before it unwinds).
   bool failure_noted = false;
   std::uint64_t failed_at = 0;  ///< the rank's Lamport clock when it failed
-  int mismatch_culprit = -1;    ///< a call mismatch it detected: the first rank that differs
-  std::string mismatch_sentence;  ///< and the one line naming the calls
+  /// The verdict on a collective whose members disagree, where this rank is the first it
+  /// blames (its failure is noted while it waits at its post): it ends with the mismatch, the
+  /// others cancelled. Null otherwise.
+  std::unique_ptr<MismatchVerdict> mismatch;
   /// Polls (test, wait_for, yield) while a failure settles: the progress epoch of the last
   /// poll, and the epoch in which the rank counted as stalled (Fabric::note_poll).
   std::uint64_t poll_epoch = ~std::uint64_t{0};

@@ -9,18 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "comm/call_site.hpp"
 #include "comm/fingerprint.hpp"
 #include "comm/group.hpp"
 
 namespace ranklab::detail {
-
-/// One member's posted fingerprint, as mismatch tables print it.
-struct PostedFingerprint {
-  CollectiveFingerprint fingerprint;
-  std::uint64_t rank_seq = 0;  ///< the rank's next operation number when it posted
-  SourceSite site;             ///< where the rank called it
-};
 
 /// The collective a rank is running as point-to-point messages (between begin_collective
 /// and end_collective); the deadlock-time order check reads it.

@@ -52,7 +52,9 @@ const std::vector<ScenarioExpectation>& expectations() {
        4,
        {"collective mismatch in world collective #0: the members' calls differ",
         "all_reduce(sum, f32, count=16)", "all_reduce(sum, f32, count=17)",
-        "first rank that differs: 3"}},
+        "\nrank 3 is the odd one: 1 rank vs 3\n",
+        "result: collective mismatch in world collective #0: the members' calls differ (rank 3 "
+        "is the odd one: 1 rank vs 3)"}},
       {"crash",
        5,
        {"RANK FAILURE: rank 3 failed first (root cause): simulated failure during all_reduce",
@@ -117,6 +119,27 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, CliScenarioTest, ::testing::ValuesIn(expecta
                            for (char& c : name) c = c == '-' ? '_' : c;
                            return name;
                          });
+
+//! Issue 28 §1 and §4: a collective mismatch's report was judged at the first two arrivals,
+//! so its culprit line varied with the policy and with --threads 2 (3 lines in 12 runs).
+//! Now every policy and thread count prints one report, the odd rank blamed.
+TEST(CliTest, MismatchReportIsTheSameUnderEveryPolicyAndThreadCount) {
+  std::string first;
+  for (const char* policy : {"rank-order", "random:1", "random:2", "random:3", "pct:11:3",
+                             "preempt:1=3"}) {
+    for (const char* threads : {"1", "2"}) {
+      const Result r = ranklab({"run", "--scenario", "collective-mismatch", "--policy", policy,
+                                "--threads", threads});
+      SCOPED_TRACE(std::string(policy) + " --threads " + threads);
+      EXPECT_EQ(r.code, 4) << show(r);
+      // The first line names the policy and thread count; the report follows.
+      const std::string report = r.out.substr(r.out.find('\n') + 1);
+      EXPECT_TRUE(has(r, "culprit (collective-mismatch): rank 3 called "));
+      if (first.empty()) first = report;
+      EXPECT_EQ(report, first);
+    }
+  }
+}
 
 //! send-send deadlocks under rendezvous (exit 3); under eager and under an eager limit that
 //! fits its 4-byte message it finishes only thanks to buffering: a potential deadlock

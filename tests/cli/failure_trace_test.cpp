@@ -30,6 +30,7 @@ TEST(CliFailureTraceTest, TwoThreadsSameTraceEveryTimeAsOneThread) {
       {{"run", "--scenario", "crash"}, 5},
       {{"run", "--scenario", "ring", "--fault", "kill:2@1"}, 5},
       {{"run", "--scenario", "tp-skip-barrier"}, 4},
+      {{"run", "--scenario", "collective-mismatch"}, 4},
   };
   TempDir dir("ranklab_cli_failure_trace");
   for (const Case& c : cases) {

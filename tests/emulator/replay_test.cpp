@@ -15,6 +15,7 @@
 #include "comm/errors.hpp"
 #include "tests/support/cluster_params.hpp"
 #include "tests/support/expect_throw_msg.hpp"
+#include "tests/support/skip_all_reduce.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/simgrid_ti.hpp"
 #include "traces/trace_builder.hpp"
@@ -185,6 +186,32 @@ TEST(ReplayTest, DeadlockReplaysIntoTheSameReport) {
       const ReplayReport other = replay(rec.trace, param);
       EXPECT_EQ(other.run.status, RunStatus::deadlock) << param.name();
       EXPECT_TRUE(other.reproduced()) << param.name() << format_replay(other, "deadlock");
+    }
+  }
+}
+
+//! Issue 28 §1's classic bug, recorded, written as JSONL and read back: every rank's pending
+//! call is in the trace, so the replay judges the mismatch on all four (none "not called
+//! yet") and blames rank 0, the odd one, under every policy and thread count, word for word
+//! as the recorded run did.
+TEST(ReplayTest, MismatchReplaysIntoTheSameVerdictUnderEveryPolicy) {
+  const Recording rec = record(4, testing::skip_all_reduce, "random:2");
+  ASSERT_EQ(rec.report.status, RunStatus::mismatch) << rec.report.details;
+  ASSERT_EQ(rec.report.culprit.ranks, std::vector<int>{0}) << rec.report.details;
+  std::stringstream jsonl;
+  write_trace(jsonl, rec.trace);
+  const Trace trace = read_trace(jsonl, "skip.jsonl");
+  for (const std::string policy : {"rank-order", "random:1", "random:2", "random:3", "pct:11:3",
+                                   "preempt:1=3,2=2"}) {
+    for (const int threads : {1, 2}) {
+      const ClusterParam param{4, policy, threads};
+      const ReplayReport report = replay(trace, param);
+      EXPECT_EQ(report.run.status, RunStatus::mismatch) << param.name();
+      EXPECT_TRUE(report.reproduced()) << param.name() << format_replay(report, "mismatch");
+      EXPECT_EQ(report.run.culprit.ranks, std::vector<int>{0}) << param.name();
+      EXPECT_EQ(report.run.details, rec.report.details) << param.name();
+      EXPECT_TRUE(contains(report.run.details, "\nrank 0 is the odd one: 1 rank vs 3"));
+      EXPECT_EQ(report.run.details.find("never called"), std::string::npos) << param.name();
     }
   }
 }

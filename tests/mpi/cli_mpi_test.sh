@@ -97,6 +97,7 @@ done
 mpi 4 --scenario collective-mismatch --check-collectives
 expect_code 4 "collective-mismatch"
 expect_line "culprit (collective-mismatch): rank 3 called all_reduce(sum, f32, count=17)" "collective-mismatch"
+expect_line "rank 3 is the odd one: 1 rank vs 3" "collective-mismatch"
 [ "$(grep -c "collective mismatch in world" <<<"$out")" -ge 1 ] || fail "collective-mismatch: no table"
 
 # A rank that throws ends the job at once: exit 5, the root cause named.

@@ -19,6 +19,7 @@
 
 #include "collectives/cluster.hpp"
 #include "collectives/mpi/mpi_run.hpp"
+#include "tests/support/skip_all_reduce.hpp"
 
 namespace {
 
@@ -89,6 +90,9 @@ const std::map<std::string, Case>& cases() {
       {"mismatch-while-rank0-waits", {3, mismatch_while_rank0_waits}},
       {"mismatch-while-rank0-in-mpi", {3, mismatch_while_rank0_in_mpi}},
       {"subgroup-mismatch", {4, subgroup_mismatch}},
+      // Every member's call is exchanged: rank 0 is blamed, 1 rank against 3, as on the
+      // emulator.
+      {"skip-all-reduce", {4, ranklab::testing::skip_all_reduce}},
       {"rank-throws", {3, rank_throws}},
   };
   return all;

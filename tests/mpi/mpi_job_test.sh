@@ -33,11 +33,12 @@ check() {
   # A collective mismatch's table too, line by line (every member's call and op #).
   local want_table got_table
   # (The emulator's details go on past the table to its culprit line, checked above.)
+  # The table runs from its title to the line before the culprit's.
   want_table=$(grep -F '[1,0]<stdout>:emulator table: ' <<<"$out" | sed 's/^.*emulator table: //' |
-               sed -n '/^collective mismatch in /,/^first rank that differs/p')
+               sed -n '/^collective mismatch in /,/^culprit (/p' | grep -v '^culprit (')
   if [ -n "$want_table" ]; then
     got_table=$(grep -F '[1,0]<stdout>:' <<<"$out" | sed 's/^\[1,0\]<stdout>://' |
-                sed -n '/^collective mismatch in /,/^first rank that differs/p')
+                sed -n '/^collective mismatch in /,/^culprit (/p' | grep -v '^culprit (')
     [ "$got_table" = "$want_table" ] ||
       fail "$name: rank 0's table differs from the emulator's:"$'\n'"$got_table"$'\n'"$want_table"
   fi
@@ -50,6 +51,11 @@ check dtype-message 2 4
 check mismatch-while-rank0-waits 3 4
 check subgroup-mismatch 4 4
 check rank-throws 3 5
+check skip-all-reduce 4 4
+# ... and the rank blamed is the odd one, whichever process reports.
+out=$(timeout 90 "$mpirun_sh" "$mpiexec" 4 --tag-output "$program" skip-all-reduce 60000 2>/dev/null)
+grep -qF '[1,0]<stdout>:rank 0 is the odd one: 1 rank vs 3' <<<"$out" ||
+  fail "skip-all-reduce: rank 0 is not blamed as the odd one:"$'\n'"$out"
 
 # Without a timeout too, a rank 0 waiting for a message polls for reports.
 check mismatch-while-rank0-waits 3 4 0

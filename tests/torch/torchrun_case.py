@@ -144,8 +144,16 @@ def ddp_vs_gloo():
 
 
 def skip_all_reduce():
-    out = torchrun("--nproc-per-node", "4", script("skip_all_reduce.py"), expect_exit=4)
-    expect_lines(out, "skip_all_reduce.py:11", "skip_all_reduce.py:12")
+    """Rank 0, the odd one, is blamed whichever rank reaches the call first (issue 28 §1),
+    with every rank's call in the table."""
+    for policy in ("rank-order", "random:1", "random:2", "random:3"):
+        out = torchrun("--nproc-per-node", "4", "--policy", policy, script("skip_all_reduce.py"),
+                       expect_exit=4)
+        expect_lines(out, "skip_all_reduce.py:11", "skip_all_reduce.py:12",
+                     "rank 0 is the odd one: 1 rank vs 3",
+                     "culprit (collective-mismatch): rank 0 called all_reduce(sum, f32, count=1)")
+        if "never called" in out or "not called yet" in out:
+            sys.exit(f"FAIL: under {policy}, a rank's call is missing from the table:\n{out}")
 
 
 def both_send():
@@ -169,7 +177,7 @@ def both_send_eager():
 
 def size_mismatch():
     out = torchrun("--nproc-per-node", "4", script("size_mismatch.py"), expect_exit=4)
-    expect_lines(out, "size_mismatch.py:8", "rank 2")
+    expect_lines(out, "size_mismatch.py:8", "rank 2 is the odd one: 1 rank vs 3")
 
 
 def raises():

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/temp_dir.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 using tools_testing::CommandResult;
 using tools_testing::shell_quoted;
+using tools_testing::without_timing;
 
 std::filesystem::path examples() {
   return std::filesystem::path(RANKLAB_SOURCE_DIR) / "traces" / "examples" / "fr";
@@ -163,8 +165,49 @@ TEST(FrCliTest, DtypeAndOperationMismatches) {
   write_variant(op.path(), [](nlohmann::json& e) { e["profiling_name"] = "nccl:all_gather"; });
   const CommandResult o = ranklab("replay --format pytorch-fr " + shell_quoted(op.path()));
   EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
-  EXPECT_TRUE(has(o.out, "first rank that differs: 3")) << o.out;
+  EXPECT_TRUE(has(o.out, "\nrank 3 is the odd one: 1 rank vs 3\n")) << o.out;
   EXPECT_TRUE(has(o.out, "all_gather(")) << o.out;
+}
+
+//! Issue 28 §1's classic bug as Flight Recorder dumps: rank 0 is stuck in an all_reduce of
+//! its loss (1 element) that the others never make; they are stuck in their gradients'
+//! (1024). Every rank's recorded call is read, so under every policy and thread count the
+//! table has all four (none "not called yet") and rank 0 is blamed, 1 rank against 3, in
+//! the same words.
+TEST(FrCliTest, TheRankThatDiffersIsBlamedUnderEveryPolicy) {
+  testing::TempDir dir("ranklab_fr_skip");
+  const std::filesystem::path from = examples() / "size_mismatch" / "json";
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "nccl_trace_rank_" + std::to_string(r) + ".json";
+    std::ifstream in(from / name);
+    nlohmann::json dump = nlohmann::json::parse(in);
+    nlohmann::json& stuck = dump["entries"][2];
+    stuck["input_sizes"] = stuck["output_sizes"] = {{r == 0 ? 1 : 1024}};
+    std::ofstream(dir / name) << dump.dump();
+  }
+  std::string first;
+  for (const char* policy : {"rank-order", "random:1", "random:2", "random:3", "pct:11:3"}) {
+    for (const char* threads : {"1", "2"}) {
+      const CommandResult run = ranklab("replay --format pytorch-fr " + shell_quoted(dir.path()) +
+                                        " --policy " + policy + " --threads " + threads);
+      SCOPED_TRACE(std::string(policy) + " --threads " + threads);
+      EXPECT_EQ(run.exit_code, 4) << run.out << run.err;
+      EXPECT_TRUE(has(run.out, "\nrank 0 is the odd one: 1 rank vs 3\n")) << run.out;
+      EXPECT_TRUE(has(run.out, "where ranks 1, 2, 3 called all_reduce(sum, f32, count=1024)"))
+          << run.out;
+      EXPECT_FALSE(has(run.out, "never called")) << run.out;
+      for (int r = 1; r < 4; ++r) {
+        EXPECT_TRUE(has(run.out, fmt::format("  {:>10}  {:>11}  2         all_reduce(sum, f32, "
+                                             "count=1024)", r, r)))
+            << run.out;
+      }
+      // The report from its table on, which names no policy, but for the replay's timing.
+      const std::string report = without_timing(
+          run.out.substr(std::min(run.out.find("collective mismatch in"), run.out.size())));
+      if (first.empty()) first = report;
+      EXPECT_EQ(report, first);
+    }
+  }
 }
 
 //! Bad input is one line naming the file (and entry), exit 1.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include "tests/support/temp_dir.hpp"
@@ -22,6 +23,16 @@ struct CommandResult {
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// `report` without its "time: ..." lines (a replay's wall-clock time), to compare two runs.
+inline std::string without_timing(const std::string& report) {
+  std::istringstream in(report);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("time: ")) out += line + "\n";
+  }
+  return out;
 }
 
 /// Runs `command` with /bin/sh; a signal death reads as exit code 128 + signal.
