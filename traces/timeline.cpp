@@ -19,7 +19,8 @@ Placement lamport_placement(const TraceEvent& event) {
   return {static_cast<double>(event.lamport) * kLamportTickNs, kLamportTickNs};
 }
 
-/// Every event has a virtual post time (a cost model annotated the whole trace).
+}  // namespace
+
 bool has_virtual_time(const Trace& trace) {
   bool any = false;
   for (const auto& events : trace.ranks) {
@@ -30,8 +31,6 @@ bool has_virtual_time(const Trace& trace) {
   }
   return any;
 }
-
-}  // namespace
 
 std::string_view to_string(TimeBase base) { return kTimeBaseNames[base]; }
 

@@ -29,6 +29,10 @@ std::string_view to_string(TimeBase base);
 /// How the axis reads, for a viewer's legend: "1 Lamport tick = 1 us".
 std::string_view axis_unit(TimeBase base);
 
+/// Whether every event has a virtual post time (a cost model annotated the whole trace, or an
+/// importer gave it the recording's times), and there is at least one.
+bool has_virtual_time(const Trace& trace);
+
 /// Length of one Lamport tick on a drawn axis: 1 µs, so Perfetto shows ticks as whole µs.
 inline constexpr double kLamportTickNs = 1000.0;
 
