@@ -342,13 +342,14 @@ void parse_operation(const json& entry, FrEntry& e) {
   }
 }
 
-/// A timestamp: ns since the epoch; None (pickle) or 0 (JSON) for one never taken.
-std::int64_t timestamp(const json& entry, const char* key) {
+/// A timestamp in ns; None (pickle) or, for the discovered times, 0 (dump_json's "never") for
+/// one never taken. time_created_ns is always taken, so its 0 is a time (an export's origin).
+std::int64_t timestamp(const json& entry, const char* key, bool zero_is_never) {
   const json* value = find_field(entry, key);
   if (value == nullptr || value->is_null()) return kNoTime;
   const std::uint64_t ns = as_unsigned(*value, key);
   if (ns > static_cast<std::uint64_t>(INT64_MAX)) fail("{} is out of range, got {}", key, ns);
-  return ns == 0 ? kNoTime : static_cast<std::int64_t>(ns);
+  return ns == 0 && zero_is_never ? kNoTime : static_cast<std::int64_t>(ns);
 }
 
 /// An optional text field (thread_id, thread_name).
@@ -381,9 +382,9 @@ FrEntry parse_entry(const json& entry, std::size_t index) {
     }
   }
   e.site = call_site(entry);
-  e.created_ns = timestamp(entry, "time_created_ns");
-  e.started_ns = timestamp(entry, "time_discovered_started_ns");
-  e.completed_ns = timestamp(entry, "time_discovered_completed_ns");
+  e.created_ns = timestamp(entry, "time_created_ns", false);
+  e.started_ns = timestamp(entry, "time_discovered_started_ns", true);
+  e.completed_ns = timestamp(entry, "time_discovered_completed_ns", true);
   e.thread_id = optional_text(entry, "thread_id");
   e.thread_name = optional_text(entry, "thread_name");
   return e;

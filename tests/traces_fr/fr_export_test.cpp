@@ -302,6 +302,33 @@ INSTANTIATE_TEST_SUITE_P(
                                          "missing_barrier_deadlock.jsonl"),
                        ::testing::Values(FrDumpForm::pickle, FrDumpForm::json)));
 
+//! Virtual time goes out as the entries' times and comes back as the operations' times, the
+//! run's start (0 ns) included: time_created_ns 0 is a time, not "never" (it was lost).
+TEST(FrExportTest, VirtualTimeRoundTrips) {
+  Trace trace = read_trace_file(example("allreduce_w8.jsonl"));
+  for (auto& events : trace.ranks) {
+    for (TraceEvent& e : events) {
+      e.vt_post_ns = static_cast<std::int64_t>(e.lamport - 1) * 1'000 + e.rank;
+      e.vt_end_ns = e.vt_post_ns + 700;
+    }
+  }
+  for (const FrDumpForm form : {FrDumpForm::pickle, FrDumpForm::json}) {
+    std::vector<FrDumpFile> files;
+    for (int rank : flight_recorder_ranks(trace)) {
+      files.push_back({flight_recorder_file_name(rank, form), flight_recorder_file(trace, rank, form)});
+    }
+    const Trace back = import_flight_recorder(files);
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+      ASSERT_EQ(back.ranks[r].size(), trace.ranks[r].size());
+      for (std::size_t i = 0; i < trace.ranks[r].size(); ++i) {
+        EXPECT_EQ(back.ranks[r][i].vt_post_ns, trace.ranks[r][i].vt_post_ns) << r << " " << i;
+        EXPECT_EQ(back.ranks[r][i].vt_end_ns, trace.ranks[r][i].vt_end_ns) << r << " " << i;
+      }
+    }
+    EXPECT_EQ(back.header.config.at("time").at("one_clock"), true);
+  }
+}
+
 //! Export writes into a new folder, replaces its own earlier dumps, and refuses a folder
 //! holding any other file named nccl_trace_rank_* (a real job's dump, the other form).
 TEST(FrExportFolderTest, ReplacesOnlyItsOwnDumps) {
