@@ -34,7 +34,8 @@
 // started = posted, completed = completed); otherwise its logical clock, one Lamport tick
 // a microsecond, as `export --perfetto` draws it (traces/timeline.hpp).
 // Not in the format: tags, reduce ops, roots, payload hashes, call-site labels, the compute
-// between operations.
+// between operations; a receive from any source that never matched (it has no peer to name)
+// is left out.
 //
 // Forms: the pickle (protocol 2, what a timeout writes and the analyzer reads), or the JSON
 // that `_dump_nccl_trace_json()` returns (no frames, pg_status values as strings, absent

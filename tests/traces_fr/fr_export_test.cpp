@@ -302,6 +302,24 @@ INSTANTIATE_TEST_SUITE_P(
                                          "missing_barrier_deadlock.jsonl"),
                        ::testing::Values(FrDumpForm::pickle, FrDumpForm::json)));
 
+//! Sends and receives posted together (a batch_isend_irecv ring, as the healthy example's
+//! dumps record it) go out as one coalesced batch: one p2p_seq_id, then "nccl:coalesced".
+TEST(FrExportTest, PostedTogetherIsACoalescedBatch) {
+  const Trace trace = read_flight_recorder(
+      {std::filesystem::path(RANKLAB_SOURCE_DIR) / "traces" / "examples" / "fr" / "healthy"});
+  const json entries = read_pickle(flight_recorder_file(trace, 1, FrDumpForm::pickle), "d").at("entries");
+  ASSERT_GE(entries.size(), 5u);
+  EXPECT_EQ(entries[2].at("profiling_name"), "nccl:send 1->2");
+  EXPECT_EQ(entries[3].at("profiling_name"), "nccl:recv 1<-0");
+  EXPECT_EQ(entries[4].at("profiling_name"), "nccl:coalesced");
+  for (std::size_t i : {3u, 4u}) {
+    EXPECT_EQ(entries[i].at("p2p_seq_id"), entries[2].at("p2p_seq_id"));
+    EXPECT_EQ(entries[i].at("collective_seq_id"), entries[2].at("collective_seq_id"));
+  }
+  EXPECT_EQ(entries[4].at("input_sizes"), json::array());
+  EXPECT_EQ(entries[5].at("collective_seq_id"), entries[1].at("collective_seq_id").get<int>() + 1);
+}
+
 //! Virtual time goes out as the entries' times and comes back as the operations' times, the
 //! run's start (0 ns) included: time_created_ns 0 is a time, not "never" (it was lost).
 TEST(FrExportTest, VirtualTimeRoundTrips) {
