@@ -12,7 +12,7 @@ namespace {
 
 constexpr EnumNames<TimeBase, 2> kTimeBaseNames({"lamport", "virtual"});
 constexpr EnumNames<TimeBase, 2> kAxisUnits({"1 Lamport tick = 1 us",
-                                             "virtual time of the cost model"});
+                                             "virtual time (a cost model's, or the recording's clocks)"});
 
 Placement lamport_placement(const TraceEvent& event) {
   // double, not an integer product: a hand-made trace may hold clocks near 2^64.

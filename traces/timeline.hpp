@@ -1,7 +1,8 @@
 // Where each operation sits on a time axis, for the exporters (Perfetto JSON, HTML).
 //
 // When every event carries virtual time (format 1.1 `vt_post_ns`, written by a cost model:
-// traces/virtual_time.hpp), the axis is that time: an operation occupies [post, end], from
+// traces/virtual_time.hpp, or by an importer from the recording's own clocks: Flight
+// Recorder's timestamps), the axis is that time: an operation occupies [post, end], from
 // when its rank posted it to when it completed (a pending one, to the end of the trace).
 // Otherwise the axis is logical: an operation whose `lamport` is L occupies [L, L+1) ticks,
 // drawn as microseconds. A message's receive always has a larger clock than its send, so
