@@ -7,7 +7,10 @@
 // the keys named in `tuple_keys`: torch writes an entry's process_group as a tuple),
 // string -> str, integer -> int (BININT1/BININT2/BININT, LONG1 beyond 32 bits), number ->
 // float (BINFLOAT), bool -> NEWTRUE/NEWFALSE, null -> None. No memo, no GLOBAL: the pickle
-// builds data and nothing else, whoever loads it.
+// builds data and nothing else, whoever loads it. torch's own pickler also wraps each typed
+// dict and list in torch.jit._pickle.restore_type_tag (a GLOBAL and a REDUCE that return the
+// value unchanged); that wrapping is left out, so loading needs no torch and `pickle.load`
+// gives the same dicts and lists.
 #pragma once
 
 #include <nlohmann/json.hpp>
