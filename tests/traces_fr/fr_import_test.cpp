@@ -311,6 +311,24 @@ TEST(FrImportErrorTest, UnknownProfilingName) {
   expect_import_error(dumps, "entry 0: profiling name 'gloo:send' does not name its peer");
 }
 
+//! The optional fields, when present, have their types: timestamps non-negative integers
+//! (or None), thread_id and thread_name text; else one line naming the file and entry.
+TEST(FrImportErrorTest, TimestampsAndThreads) {
+  std::vector<json> dumps = world_of({{}, {.coll = 2}});
+  dumps[1]["entries"][1]["time_created_ns"] = -5;
+  expect_import_error(dumps, "nccl_trace_rank_1.json: entry 1: field 'time_created_ns' must be");
+  dumps = world_of({{}});
+  dumps[2]["entries"][0]["time_discovered_completed_ns"] = "soon";
+  expect_import_error(dumps, "nccl_trace_rank_2.json: entry 0: field 'time_discovered_completed_ns' must be");
+  dumps = world_of({{}});
+  dumps[0]["entries"][0]["thread_id"] = 140230000000000;
+  expect_import_error(dumps, "nccl_trace_rank_0.json: entry 0: field 'thread_id' must be a string");
+  dumps = world_of({{}});
+  dumps[0]["entries"][0]["time_discovered_started_ns"] = nullptr;  // None: never taken
+  dumps[0]["entries"][0]["thread_name"] = nullptr;
+  EXPECT_NO_THROW(import(dumps));
+}
+
 //! Missing or mistyped fields name the entry and the field.
 TEST(FrImportErrorTest, MissingField) {
   std::vector<json> dumps = world_of({{}, {.coll = 2}});
