@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "traces/error.hpp"
+#include "traces/export_flight_recorder.hpp"
 #include "traces/export_html.hpp"
 #include "traces/export_perfetto.hpp"
 #include "cli/trace_input_flags.hpp"
@@ -16,7 +17,9 @@ namespace ranklab::cli {
 
 CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
   CLI::App& command = *app.add_subcommand(
-      "export", "write a trace for a viewer: Perfetto/Chrome JSON or a self-contained HTML report");
+      "export",
+      "write a trace for a viewer: Perfetto/Chrome JSON, a self-contained HTML report, or "
+      "PyTorch Flight Recorder dumps");
   command.add_option("TRACE", flags.trace, "trace (JSON Lines, or in the --format given)")->required();
   command.add_option("MORE", flags.more_traces,
                      "with --format pytorch-fr: further dump files or folders");
@@ -24,6 +27,13 @@ CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
   command.add_option("--perfetto", flags.perfetto,
                      "write Chrome Trace Event JSON here (open it in ui.perfetto.dev)");
   command.add_option("--html", flags.html, "write the HTML report here");
+  command.add_option("--flight-recorder", flags.flight_recorder,
+                     "write one PyTorch Flight Recorder dump per rank into this folder "
+                     "(nccl_trace_rank_N, pickled as a timeout writes them), for "
+                     "torch.distributed.flight_recorder.fr_trace");
+  command.add_option("--flight-recorder-json", flags.flight_recorder_json,
+                     "write the dumps in their JSON form (nccl_trace_rank_N.json, no frames) "
+                     "into this folder, another than --flight-recorder's");
   command
       .add_option("--max-events", flags.max_events,
                   "operations drawn on the HTML timeline, earliest first (0: all)")
@@ -37,8 +47,18 @@ CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
 }
 
 int export_command(const ExportFlags& flags) {
-  if (flags.perfetto.empty() && flags.html.empty()) {
-    throw UsageError("export: say what to write: --perfetto OUT.json and/or --html OUT.html");
+  if (flags.perfetto.empty() && flags.html.empty() && flags.flight_recorder.empty() &&
+      flags.flight_recorder_json.empty()) {
+    throw UsageError(
+        "export: say what to write: --perfetto OUT.json, --html OUT.html, --flight-recorder DIR "
+        "or --flight-recorder-json DIR");
+  }
+  if (!flags.flight_recorder.empty() && !flags.flight_recorder_json.empty() &&
+      std::filesystem::weakly_canonical(flags.flight_recorder) ==
+          std::filesystem::weakly_canonical(flags.flight_recorder_json)) {
+    throw UsageError(
+        "export: --flight-recorder and --flight-recorder-json need two folders (PyTorch's "
+        "analyzer reads every dump in a folder, and cannot read the JSON form)");
   }
   std::vector<std::string> paths = {flags.trace};
   paths.insert(paths.end(), flags.more_traces.begin(), flags.more_traces.end());
@@ -64,6 +84,17 @@ int export_command(const ExportFlags& flags) {
                                     .max_events = flags.max_events};
     write_html_report_file(flags.html, trace, options);
     std::cout << "html: " << flags.html << "\n";
+  }
+  for (const auto& [folder, form] : {std::pair{flags.flight_recorder, FrDumpForm::pickle},
+                                     std::pair{flags.flight_recorder_json, FrDumpForm::json}}) {
+    if (folder.empty()) continue;
+    const FrExportSummary written = write_flight_recorder_dumps(folder, trace, form);
+    std::cout << fmt::format("flight-recorder{}: {} ({} dumps, {} entries{})\n",
+                             form == FrDumpForm::json ? "-json" : "", folder, written.dumps,
+                             written.entries,
+                             form == FrDumpForm::pickle
+                                 ? "; analyze with python -m torch.distributed.flight_recorder.fr_trace " + folder
+                                 : "");
   }
   return 0;
 }

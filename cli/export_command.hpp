@@ -1,5 +1,6 @@
-// `ranklab export TRACE --perfetto OUT.json | --html OUT.html`: the trace for a viewer:
-// Chrome Trace Event JSON for ui.perfetto.dev, or a self-contained HTML report.
+// `ranklab export TRACE --perfetto OUT.json | --html OUT.html | --flight-recorder DIR`: the
+// trace for a viewer (Chrome Trace Event JSON for ui.perfetto.dev, a self-contained HTML
+// report) or for PyTorch's Flight Recorder analyzer (one dump per rank).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,8 @@ struct ExportFlags {
   std::string format = "ranklab";
   std::string perfetto;  ///< empty: not asked for
   std::string html;      ///< empty: not asked for
+  std::string flight_recorder;       ///< a folder for pickle dumps; empty: not asked for
+  std::string flight_recorder_json;  ///< a folder for JSON dumps; empty: not asked for
   std::size_t max_events = 20'000;
   /// Perfetto's viewer slows to a crawl past a few hundred thousand slices (a 1 M-event trace
   /// made a 388 MB file): big traces are cut to their earliest operations, and say so.

@@ -11,6 +11,7 @@
 #include "cli/run_diagnosis.hpp"
 #include "comm/errors.hpp"
 #include "emulator/replay.hpp"
+#include "traces/flight_recorder_notes.hpp"
 #include "traces/jsonl.hpp"
 #include "cli/trace_input_flags.hpp"
 #include "traces/sink.hpp"
@@ -101,11 +102,15 @@ int replay_command(const ReplayFlags& flags) {
         replay_to_json(report, input_name(flags.trace, flags.more_traces));
     doc["cluster"] = replay_cluster(options.cluster);
     if (times) doc["virtual_time"] = virtual_times_to_json(*times, *cost);
+    if (const nlohmann::json notes = flight_recorder_notes_json(trace); !notes.is_null()) {
+      doc["recording"] = notes;
+    }
     doc["written_trace"] = flags.cluster.trace_path;
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << "replay: " << replay_cluster(options.cluster) << "\n"
-              << format_replay(report, input_name(flags.trace, flags.more_traces));
+              << format_replay(report, input_name(flags.trace, flags.more_traces))
+              << format_flight_recorder_notes(trace);
     if (times) std::cout << format_virtual_times(*times, *cost);
     if (!flags.cluster.trace_path.empty())
       std::cout << "trace: " << flags.cluster.trace_path << "\n";

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -46,6 +47,7 @@ bool group_order(const std::string& a, const std::string& b) {
 
 struct World {
   int size = 0;
+  bool ranklab_made = false;  ///< every dump is `ranklab export`'s: group names are their descs
   std::map<std::string, FrProcessGroup> groups;
   std::vector<std::string> order;               ///< groups but "0", in trace order
   std::map<std::string, std::uint32_t> index;  ///< pg name -> trace group index
@@ -94,7 +96,9 @@ World make_world(const std::vector<FrDump>& dumps) {
   return world;
 }
 
-std::string group_label(const FrProcessGroup& group) {
+std::string group_label(const FrProcessGroup& group, bool ranklab_made) {
+  // ranklab's export writes a group's trace name as its desc: read it back as it was.
+  if (ranklab_made && !group.desc.empty()) return group.desc;
   if (group.desc.empty() || group.desc == "undefined") return "pg" + group.name;
   return fmt::format("pg{}:{}", group.name, group.desc);
 }
@@ -170,7 +174,8 @@ class Emitter {
   BuiltTrace emit(const std::set<std::pair<int, std::size_t>>& skip, LeftOut& left_out) {
     TraceBuilder builder(world_.size);
     for (const std::string& name : world_.order) {
-      builder.add_group(group_label(world_.groups.at(name)), world_.groups.at(name).ranks);
+      builder.add_group(group_label(world_.groups.at(name), world_.ranklab_made),
+                        world_.groups.at(name).ranks);
     }
     origin_.assign(static_cast<std::size_t>(world_.size), {});
     left_out.after_pending = left_out.before_window = 0;
@@ -278,6 +283,49 @@ std::string read_file(const std::filesystem::path& path) {
   return read_input_file(path, "Flight Recorder dump");
 }
 
+/// The dumps' host clocks as the operations' time (vt_post_ns, vt_end_ns: ns after the
+/// earliest kept entry was created), when every operation has its time_created_ns; what the
+/// header's config says of it ("time"), or null when some entry has none.
+nlohmann::json apply_timestamps(Trace& trace, const Emitter& emitter, bool one_clock) {
+  std::int64_t origin = std::numeric_limits<std::int64_t>::max();
+  for (const auto& events : trace.ranks) {
+    for (const TraceEvent& e : events) {
+      const FrEntry& entry = emitter.origin(e.rank, e.rank_seq);
+      if (entry.created_ns == kNoTime) return nullptr;
+      origin = std::min(origin, entry.created_ns);
+    }
+  }
+  if (origin == std::numeric_limits<std::int64_t>::max()) return nullptr;
+  for (auto& events : trace.ranks) {
+    for (TraceEvent& e : events) {
+      const FrEntry& entry = emitter.origin(e.rank, e.rank_seq);
+      e.vt_post_ns = entry.created_ns - origin;
+      if (e.status == OpStatus::pending) continue;
+      // Completion as the watchdog saw it; without it, the latest time the entry has.
+      const std::int64_t end = entry.completed_ns != kNoTime ? entry.completed_ns
+                                                             : std::max(entry.created_ns, entry.started_ns);
+      e.vt_end_ns = std::max(e.vt_post_ns, end - origin);
+    }
+  }
+  return {{"clock", "time_created_ns, time_discovered_completed_ns"},
+          {"one_clock", one_clock},
+          {"origin_ns", origin}};
+}
+
+/// The threads each rank's entries name (format 2.10), for the header: {"RANK": [names]}.
+nlohmann::json thread_names(const std::vector<FrDump>& dumps) {
+  nlohmann::json threads = nlohmann::json::object();
+  for (const FrDump& dump : dumps) {
+    std::set<std::string> names;
+    for (const FrEntry& e : dump.entries) {
+      if (e.thread_name.empty() && e.thread_id.empty()) continue;
+      names.insert(e.thread_id.empty() ? e.thread_name : fmt::format("{} ({})", e.thread_name, e.thread_id));
+    }
+    if (!names.empty()) threads[std::to_string(dump.rank)] = names;
+  }
+  return threads;
+}
+
 }  // namespace
 
 Trace import_flight_recorder(const std::vector<FrDumpFile>& files) {
@@ -293,6 +341,9 @@ Trace import_flight_recorder(const std::vector<FrDumpFile>& files) {
     }
   }
   World world = make_world(dumps);
+  world.ranklab_made = std::all_of(dumps.begin(), dumps.end(), [](const FrDump& d) {
+    return d.comm_lib_version == detail::kRanklabCommLib;
+  });
   // Trace groups in pg_config's order (as numbers), the default group as `world`.
   for (const auto& [name, group] : world.groups) {
     if (name != "0") world.order.push_back(name);
@@ -333,6 +384,8 @@ Trace import_flight_recorder(const std::vector<FrDumpFile>& files) {
       if (e.op == OpKind::recv) e.msg = {};
     }
   }
+  // ranklab's export writes one clock (its run's); a job's dumps carry each host's own.
+  const nlohmann::json time = apply_timestamps(trace, emitter, world.ranklab_made);
   std::vector<int> without_dump;
   for (int r = 0; r < world.size; ++r) {
     if (by_rank.count(r) == 0) without_dump.push_back(r);
@@ -345,7 +398,9 @@ Trace import_flight_recorder(const std::vector<FrDumpFile>& files) {
                          {"left_out",
                           {{"after_pending", left_out.after_pending},
                            {"before_window", left_out.before_window},
-                           {"unmatched_completed", left_out.unmatched_completed}}}};
+                           {"unmatched_completed", left_out.unmatched_completed}}},
+                         {"time", time},
+                         {"threads", thread_names(dumps)}};
   return trace;
 }
 

@@ -8,11 +8,13 @@
 // Mapping:
 // - Process groups (pg_config: name, desc, ranks) become trace groups: the default group "0"
 //   is `world`; another is `pgNAME` (`pgNAME:DESC` when torch has a description for it),
-//   its ranks ascending, as torch numbers group ranks.
+//   its ranks ascending, as torch numbers group ranks. Dumps that `ranklab export` wrote
+//   (comm_lib_version "ranklab") name each group by its desc, the trace name it had.
 // - Entries become operations, in record order, with the innermost frame outside torch's
 //   files as their call site (format 1.2 `site`). Flight Recorder keeps no reduce op, root or
-//   tag: reductions are sums, rooted collectives are rooted at the group's rank 0, and
-//   messages use tag 0; mismatches of those cannot be seen.
+//   tag: reductions are taken as sums (the trace format needs an op), rooted collectives are
+//   rooted at the group's rank 0, and messages use tag 0; mismatches of those cannot be seen,
+//   and replay's report names them as unknown (traces/flight_recorder_notes.hpp).
 // - A completed entry is a blocking call. An entry not completed at dump time is pending:
 //   it was enqueued and never finished, and a rank's later entries on the same process group
 //   never ran (NCCL runs a communicator's work in order), so they are left out; entries on
@@ -25,9 +27,15 @@
 //   completed sends and receives whose partner is no longer in the other rank's dump.
 // - A rank of the world without a dump has no operations: replay shows it as the rank that
 //   never joined.
+// - Times: when every operation kept has its time_created_ns, the operations carry the dumps'
+//   clocks as virtual time (vt_post_ns = created, vt_end_ns = time_discovered_completed_ns,
+//   or the latest time the entry has; ns after the earliest entry kept), so exports draw the
+//   job's own timeline. Each host's dumps have its own clock: across hosts, times compare
+//   only as well as the hosts' clocks agree.
 // The header's config says what was imported: {"program": "pytorch-fr", "fr_version",
 // "dumps", "ranks_without_dump", "left_out": {"after_pending", "before_window",
-// "unmatched_completed"}}.
+// "unmatched_completed"}, "time": {"clock", "origin_ns"} or null, "threads": {"RANK":
+// ["THREAD_NAME (THREAD_ID)"]} (format 2.10)}.
 #pragma once
 
 #include <filesystem>

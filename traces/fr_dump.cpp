@@ -74,6 +74,7 @@ std::optional<OpKind> torch_collective(std::string_view name) {
       {"alltoall_base", OpKind::all_to_all},
       {"all_to_all_single", OpKind::all_to_all},
       {"barrier", OpKind::barrier},
+      {"all_reduce_barrier", OpKind::barrier},  // ProcessGroupNCCL::barrier: one Float all_reduced
       {"gather", OpKind::gather},
       {"scatter", OpKind::scatter},
   };
@@ -334,7 +335,27 @@ void parse_operation(const json& entry, FrEntry& e) {
   // The per-rank unit of FORMAT.md: reduce_scatter and scatter by what each rank gets.
   const Buffers& unit = *kind == OpKind::reduce_scatter || *kind == OpKind::scatter ? out : in;
   e.dtype = unit.any ? unit.dtype : (out.any ? out.dtype : in.dtype);
-  e.count = *kind == OpKind::barrier ? 0 : unit.count;
+  e.count = unit.count;
+  if (*kind == OpKind::barrier) {  // torch's one-Float all_reduce_barrier: a barrier moves no data
+    e.dtype = DataType::u8;
+    e.count = 0;
+  }
+}
+
+/// A timestamp in ns; None (pickle) or, for the discovered times, 0 (dump_json's "never") for
+/// one never taken. time_created_ns is always taken, so its 0 is a time (an export's origin).
+std::int64_t timestamp(const json& entry, const char* key, bool zero_is_never) {
+  const json* value = find_field(entry, key);
+  if (value == nullptr || value->is_null()) return kNoTime;
+  const std::uint64_t ns = as_unsigned(*value, key);
+  if (ns > static_cast<std::uint64_t>(INT64_MAX)) fail("{} is out of range, got {}", key, ns);
+  return ns == 0 && zero_is_never ? kNoTime : static_cast<std::int64_t>(ns);
+}
+
+/// An optional text field (thread_id, thread_name).
+std::string optional_text(const json& entry, const char* key) {
+  const json* value = find_field(entry, key);
+  return value == nullptr || value->is_null() ? std::string() : std::string(as_string(*value, key));
 }
 
 FrEntry parse_entry(const json& entry, std::size_t index) {
@@ -361,6 +382,11 @@ FrEntry parse_entry(const json& entry, std::size_t index) {
     }
   }
   e.site = call_site(entry);
+  e.created_ns = timestamp(entry, "time_created_ns", false);
+  e.started_ns = timestamp(entry, "time_discovered_started_ns", true);
+  e.completed_ns = timestamp(entry, "time_discovered_completed_ns", true);
+  e.thread_id = optional_text(entry, "thread_id");
+  e.thread_name = optional_text(entry, "thread_name");
   return e;
 }
 
@@ -375,6 +401,9 @@ FrDump read_fr_dump(std::string_view bytes, std::string_view file) {
   try {
     dump.rank = dump_rank(doc, file);
     dump.groups = parse_groups(doc);
+    if (const json* lib = find_field(doc, "comm_lib_version"); lib != nullptr && !lib->is_null()) {
+      dump.comm_lib_version = as_string(*lib, "comm_lib_version");
+    }
   } catch (const LineError& e) {
     throw TraceError(fmt::format("{}: {}", file, e.what()));
   }

@@ -16,7 +16,13 @@
 //     frames       optional [{name, filename, line}], innermost first (pickle dumps only);
 //                  the call site is the first frame whose file is not torch's (no `/torch/`
 //                  folder in its path, not `<frozen ...>`), else the innermost
-// Everything else (pg_status, timings, nccl_comm_state, thread names) is ignored.
+//     time_created_ns, time_discovered_started_ns, time_discovered_completed_ns
+//                  optional: the host clock (ns since the epoch) when the entry was made and
+//                  when the watchdog saw its kernel start and end; None (pickle) or 0 (JSON)
+//                  when it did not
+//     thread_id, thread_name   optional (2.10): the thread that issued the operation
+//   comm_lib_version  optional: "ranklab" marks a dump that `ranklab export` wrote
+// Everything else (pg_status, duration_ms, nccl_comm_state) is ignored.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +35,9 @@
 #include "traces/event.hpp"
 
 namespace ranklab::detail {
+
+/// The comm_lib_version `ranklab export --flight-recorder` writes, which marks its dumps.
+inline constexpr std::string_view kRanklabCommLib = "ranklab";
 
 /// What an entry asks for, once its profiling name is read.
 enum class FrOpKind { collective, send, recv, coalesced };
@@ -49,6 +58,12 @@ struct FrEntry {
   std::uint64_t count = 0;
   bool completed = false;
   CallSite site;  ///< innermost frame outside torch's own files
+  /// Host clock in ns since the epoch (kNoTime: not recorded, or never reached).
+  std::int64_t created_ns = kNoTime;
+  std::int64_t started_ns = kNoTime;
+  std::int64_t completed_ns = kNoTime;
+  std::string thread_id;    ///< version 2.10; empty when absent
+  std::string thread_name;  ///< version 2.10; empty when absent
 };
 
 struct FrProcessGroup {
@@ -61,6 +76,7 @@ struct FrDump {
   std::string file;  ///< as errors name it
   int rank = 0;
   std::string version;
+  std::string comm_lib_version;  ///< NCCL's version, or "ranklab" for ranklab's own export
   std::map<std::string, FrProcessGroup> groups;
   std::vector<FrEntry> entries;
 };

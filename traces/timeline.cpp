@@ -12,14 +12,15 @@ namespace {
 
 constexpr EnumNames<TimeBase, 2> kTimeBaseNames({"lamport", "virtual"});
 constexpr EnumNames<TimeBase, 2> kAxisUnits({"1 Lamport tick = 1 us",
-                                             "virtual time of the cost model"});
+                                             "virtual time (a cost model's, or the recording's clocks)"});
 
 Placement lamport_placement(const TraceEvent& event) {
   // double, not an integer product: a hand-made trace may hold clocks near 2^64.
   return {static_cast<double>(event.lamport) * kLamportTickNs, kLamportTickNs};
 }
 
-/// Every event has a virtual post time (a cost model annotated the whole trace).
+}  // namespace
+
 bool has_virtual_time(const Trace& trace) {
   bool any = false;
   for (const auto& events : trace.ranks) {
@@ -30,8 +31,6 @@ bool has_virtual_time(const Trace& trace) {
   }
   return any;
 }
-
-}  // namespace
 
 std::string_view to_string(TimeBase base) { return kTimeBaseNames[base]; }
 

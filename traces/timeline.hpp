@@ -1,7 +1,8 @@
 // Where each operation sits on a time axis, for the exporters (Perfetto JSON, HTML).
 //
 // When every event carries virtual time (format 1.1 `vt_post_ns`, written by a cost model:
-// traces/virtual_time.hpp), the axis is that time: an operation occupies [post, end], from
+// traces/virtual_time.hpp, or by an importer from the recording's own clocks: Flight
+// Recorder's timestamps), the axis is that time: an operation occupies [post, end], from
 // when its rank posted it to when it completed (a pending one, to the end of the trace).
 // Otherwise the axis is logical: an operation whose `lamport` is L occupies [L, L+1) ticks,
 // drawn as microseconds. A message's receive always has a larger clock than its send, so
@@ -28,6 +29,10 @@ std::string_view to_string(TimeBase base);
 
 /// How the axis reads, for a viewer's legend: "1 Lamport tick = 1 us".
 std::string_view axis_unit(TimeBase base);
+
+/// Whether every event has a virtual post time (a cost model annotated the whole trace, or an
+/// importer gave it the recording's times), and there is at least one.
+bool has_virtual_time(const Trace& trace);
 
 /// Length of one Lamport tick on a drawn axis: 1 µs, so Perfetto shows ticks as whole µs.
 inline constexpr double kLamportTickNs = 1000.0;

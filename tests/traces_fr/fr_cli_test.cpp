@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -79,7 +80,7 @@ TEST_P(FrExampleTest, ReplaysIntoItsExpectedReport) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, FrExampleTest,
                          ::testing::Values("missing_rank", "size_mismatch", "send_recv_cycle",
-                                           "healthy"));
+                                           "healthy", "late_rank"));
 
 //! The dumps may be given as files, one per rank, as well as by folder.
 TEST(FrCliTest, DumpFilesOneByOne) {
@@ -132,6 +133,103 @@ TEST(FrCliTest, OtherToolsTakeTheSameInput) {
       ranklab("explore " + shell_quoted(examples() / "missing_rank" / "json") +
               " --format pytorch-fr --runs 4 --jobs 1");
   EXPECT_EQ(explored.exit_code, 3) << explored.out << explored.err;
+}
+
+/// A replay report without what names the input or measures the replay, what only a Flight
+/// Recorder import adds ("from the recording") and payload hashes (not in the format): the
+/// part two inputs of one job share.
+std::string report_body(const std::string& out) {
+  static const std::regex hash(" hash [0-9a-f]{16}");
+  std::istringstream in(out);
+  std::string body;
+  std::string line;
+  bool notes = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("from the recording (Flight Recorder):")) notes = true;
+    else if (notes && !line.starts_with("  ")) notes = false;
+    if (notes || line.starts_with("replay of ") || line.starts_with("time: ") ||
+        line.starts_with("recorded hashes: ")) {
+      continue;
+    }
+    body += std::regex_replace(line, hash, "") + "\n";
+  }
+  while (body.ends_with("\n\n")) body.pop_back();
+  return body;
+}
+
+/// The lines of a report's section (after its title, up to the next blank line).
+std::string section(const std::string& out, const std::string& title) {
+  const std::size_t at = out.find("\n" + title + "\n");
+  if (at == std::string::npos) return "";
+  const std::size_t from = at + title.size() + 2;
+  return out.substr(from, out.find("\n\n", from) - from);
+}
+
+class FrExportReportTest : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+//! A trace exported as Flight Recorder dumps and replayed from them gives the report, exit
+//! code included, that the trace itself gives (from JSON dumps, which have no frames, the same
+//! culprits and cycles).
+TEST_P(FrExportReportTest, ReplayOfTheExportGivesTheSameReport) {
+  const auto [trace, flag] = GetParam();
+  const std::string input = shell_quoted(std::filesystem::path(RANKLAB_SOURCE_DIR) / "traces" / "examples" / trace);
+  testing::TempDir dir("ranklab_fr_export");
+  const CommandResult exported = ranklab("export " + input + " " + flag + " " + shell_quoted(dir / "fr"));
+  ASSERT_EQ(exported.exit_code, 0) << exported.out << exported.err;
+  EXPECT_TRUE(has(exported.out, "dumps, ")) << exported.out;
+  const CommandResult direct = ranklab("replay " + input);
+  const CommandResult back = ranklab("replay --format pytorch-fr " + shell_quoted(dir / "fr"));
+  EXPECT_EQ(back.exit_code, direct.exit_code) << back.out << back.err;
+  if (std::string(flag) == "--flight-recorder") {
+    EXPECT_EQ(report_body(back.out), report_body(direct.out));
+  } else {  // JSON dumps have no frames: the same findings, without call sites
+    EXPECT_EQ(section(back.out, "culprits:"), section(direct.out, "culprits:"));
+    EXPECT_EQ(section(back.out, "wait-for cycles:"), section(direct.out, "wait-for cycles:"));
+  }
+  EXPECT_TRUE(has(back.out, "from the recording (Flight Recorder):\n")) << back.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples, FrExportReportTest,
+    ::testing::Combine(::testing::Values("missing_barrier_deadlock.jsonl", "send_send_deadlock.jsonl",
+                                         "seed_step_w8.jsonl", "allreduce_w8.jsonl"),
+                       ::testing::Values("--flight-recorder", "--flight-recorder-json")));
+
+//! An imported job exported again replays into its own report (groups keep their names).
+TEST(FrCliTest, ImportExportedAgainKeepsItsReport) {
+  for (const char* example : {"missing_rank", "size_mismatch", "send_recv_cycle", "healthy"}) {
+    const std::string input = shell_quoted(examples() / example);
+    testing::TempDir dir("ranklab_fr_again");
+    const CommandResult exported =
+        ranklab("export --format pytorch-fr " + input + " --flight-recorder " + shell_quoted(dir / "fr"));
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    const CommandResult first = ranklab("replay --format pytorch-fr " + input);
+    const CommandResult again = ranklab("replay --format pytorch-fr " + shell_quoted(dir / "fr"));
+    EXPECT_EQ(again.exit_code, first.exit_code) << example << again.out;
+    EXPECT_EQ(report_body(again.out), report_body(first.out)) << example;
+  }
+}
+
+//! Export's refusals are one line, exit 1: no output asked for, both forms into one folder,
+//! a folder holding a file the analyzer would read beside the export.
+TEST(FrCliTest, ExportRefusals) {
+  const std::string input = shell_quoted(std::filesystem::path(RANKLAB_SOURCE_DIR) / "traces" /
+                                         "examples" / "send_send_deadlock.jsonl");
+  testing::TempDir dir("ranklab_fr_refuse");
+  const CommandResult none = ranklab("export " + input);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_TRUE(has(none.err, "--flight-recorder DIR")) << none.err;
+  const std::string out = shell_quoted(dir / "fr");
+  const CommandResult both = ranklab("export " + input + " --flight-recorder " + out +
+                                     " --flight-recorder-json " + out);
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_TRUE(has(both.err, "need two folders")) << both.err;
+  std::filesystem::create_directories(dir / "fr");
+  std::ofstream(dir / "fr" / "nccl_trace_rank_0") << "a real job's dump";
+  const CommandResult foreign = ranklab("export " + input + " --flight-recorder " + out);
+  EXPECT_EQ(foreign.exit_code, 1);
+  EXPECT_TRUE(has(foreign.err, "holds nccl_trace_rank_0, not a pickle dump")) << foreign.err;
+  EXPECT_EQ(std::count(foreign.err.begin(), foreign.err.end(), '\n'), 1) << foreign.err;
 }
 
 /// The size_mismatch example's JSON dumps with rank 3's stuck entry changed by `edit`.

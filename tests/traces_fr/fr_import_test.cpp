@@ -111,6 +111,54 @@ TEST(FrImportTest, EntriesBecomeOperations) {
   EXPECT_EQ(trace.ranks[1][3].msg.sender_seq, 3u);
 }
 
+//! A barrier as ProcessGroupNCCL records it (an all_reduce of one Float named
+//! "nccl:all_reduce_barrier") is a barrier; it used to be refused as unsupported.
+TEST(FrImportTest, BarrierAsTorchRecordsIt) {
+  const std::vector<E> entries = {{.name = "nccl:all_reduce_barrier", .shape = {1}},
+                                  {.name = "nccl:all_reduce", .coll = 2}};
+  const Trace trace = import({dump(entries), dump(entries), dump(entries), dump(entries)});
+  ASSERT_EQ(trace.ranks[2].size(), 2u);
+  EXPECT_EQ(trace.ranks[2][0].op, OpKind::barrier);
+  EXPECT_EQ(trace.ranks[2][0].count, 0u);
+  EXPECT_EQ(trace.ranks[2][1].op, OpKind::all_reduce);
+}
+
+//! The entries' host-clock times become the operations' times (ns after the earliest entry:
+//! created -> vt_post_ns, discovered completed -> vt_end_ns; a pending one has no end), and
+//! version 2.10's thread names are kept in the header's config.
+TEST(FrImportTest, TimestampsAndThreads) {
+  std::vector<json> dumps;
+  for (int r = 0; r < 2; ++r) {
+    json d = dump({{.name = "nccl:all_reduce"}, {.name = "nccl:all_reduce", .state = "started", .coll = 2}},
+                  {{"0", {{"name", "0"}, {"desc", "default_pg"}, {"ranks", "[0, 1]"}}}});
+    d["version"] = "2.10";
+    json& e = d["entries"];
+    const std::int64_t base = 1'700'000'000'000'000'000 + r * 4'200'000'000;  // rank 1: 4.2 s later
+    e[0]["time_created_ns"] = base;
+    e[0]["time_discovered_started_ns"] = base + 10;
+    e[0]["time_discovered_completed_ns"] = base + 5'000;
+    e[1]["time_created_ns"] = base + 1'000'000;
+    e[1]["time_discovered_started_ns"] = base + 1'000'010;
+    e[1]["time_discovered_completed_ns"] = 0;  // dump_json's "never"
+    e[0]["thread_name"] = e[1]["thread_name"] = "pt_main_thread";
+    e[0]["thread_id"] = e[1]["thread_id"] = "1402";
+    dumps.push_back(d);
+  }
+  const Trace trace = import(dumps);
+  EXPECT_EQ(trace.ranks[0][0].vt_post_ns, 0);
+  EXPECT_EQ(trace.ranks[0][0].vt_end_ns, 5'000);
+  EXPECT_EQ(trace.ranks[0][1].vt_post_ns, 1'000'000);
+  EXPECT_EQ(trace.ranks[0][1].vt_end_ns, kNoTime);
+  EXPECT_EQ(trace.ranks[1][0].vt_post_ns, 4'200'000'000);
+  EXPECT_EQ(trace.header.config.at("time").at("origin_ns"), 1'700'000'000'000'000'000);
+  EXPECT_EQ(trace.header.config.at("threads").at("1"), json::array({"pt_main_thread (1402)"}));
+  // One entry without a time: no operation gets one (the axis stays logical).
+  dumps[1]["entries"][0].erase("time_created_ns");
+  const Trace untimed = import(dumps);
+  EXPECT_EQ(untimed.ranks[0][0].vt_post_ns, kNoTime);
+  EXPECT_TRUE(untimed.header.config.at("time").is_null());
+}
+
 //! The call site is the innermost frame outside torch's own files; it survives the JSONL
 //! round trip (format 1.2).
 TEST(FrImportTest, CallSiteIsTheInnermostUserFrame) {
@@ -191,7 +239,7 @@ TEST(FrImportTest, CoalescedGroupsArePostedTogether) {
 //! Both forms of every shipped example import to the same operations; only the pickle
 //! form carries call sites (dump_json writes no frames).
 TEST(FrImportTest, ShippedExamplesAgreeAcrossForms) {
-  for (const char* name : {"missing_rank", "size_mismatch", "send_recv_cycle", "healthy"}) {
+  for (const char* name : {"missing_rank", "size_mismatch", "send_recv_cycle", "healthy", "late_rank"}) {
     Trace pickle = read_flight_recorder({examples() / name});
     const Trace from_json = read_flight_recorder({examples() / name / "json"});
     ASSERT_EQ(pickle.header.world_size, 4) << name;
@@ -261,6 +309,24 @@ TEST(FrImportErrorTest, UnknownProfilingName) {
   expect_import_error(dumps, "entry 0: profiling name 'all_reduce' is not BACKEND:OP");
   dumps = world_of({{.name = "gloo:send"}});
   expect_import_error(dumps, "entry 0: profiling name 'gloo:send' does not name its peer");
+}
+
+//! The optional fields, when present, have their types: timestamps non-negative integers
+//! (or None), thread_id and thread_name text; else one line naming the file and entry.
+TEST(FrImportErrorTest, TimestampsAndThreads) {
+  std::vector<json> dumps = world_of({{}, {.coll = 2}});
+  dumps[1]["entries"][1]["time_created_ns"] = -5;
+  expect_import_error(dumps, "nccl_trace_rank_1.json: entry 1: field 'time_created_ns' must be");
+  dumps = world_of({{}});
+  dumps[2]["entries"][0]["time_discovered_completed_ns"] = "soon";
+  expect_import_error(dumps, "nccl_trace_rank_2.json: entry 0: field 'time_discovered_completed_ns' must be");
+  dumps = world_of({{}});
+  dumps[0]["entries"][0]["thread_id"] = 140230000000000;
+  expect_import_error(dumps, "nccl_trace_rank_0.json: entry 0: field 'thread_id' must be a string");
+  dumps = world_of({{}});
+  dumps[0]["entries"][0]["time_discovered_started_ns"] = nullptr;  // None: never taken
+  dumps[0]["entries"][0]["thread_name"] = nullptr;
+  EXPECT_NO_THROW(import(dumps));
 }
 
 //! Missing or mistyped fields name the entry and the field.

@@ -5,15 +5,18 @@
 // that serializes; as a dump: a trace) or throws TraceError whose message starts with the
 // file's name ("NAME: offset N: reason", "NAME: entry N: reason"); anything else escaping,
 // a crash, a hang or a sanitizer report is a bug. An imported trace must then survive the
-// JSONL round trip and stats.
+// JSONL round trip and stats, and its export as dumps (issue 29 §1, both forms) must import
+// again with as many operations per rank.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "traces/error.hpp"
+#include "traces/export_flight_recorder.hpp"
 #include "traces/flight_recorder.hpp"
 #include "traces/fuzz/trace_mutator.hpp"
 #include "traces/jsonl.hpp"
@@ -57,6 +60,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::istringstream again(written.str());
   if (ranklab::read_trace(again, "imported") != trace) bug("JSONL round trip", written.str());
   (void)ranklab::format_stats(ranklab::compute_stats(trace), kName);
+  for (const auto form : {ranklab::FrDumpForm::pickle, ranklab::FrDumpForm::json}) {
+    std::vector<ranklab::FrDumpFile> dumps;
+    for (int rank : ranklab::flight_recorder_ranks(trace)) {
+      dumps.push_back({ranklab::flight_recorder_file_name(rank, form),
+                       ranklab::flight_recorder_file(trace, rank, form)});
+    }
+    ranklab::Trace back;
+    try {
+      back = ranklab::import_flight_recorder(dumps);
+    } catch (const ranklab::TraceError& error) {
+      bug("an export that does not import again", error.what());
+    }
+    for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+      if (r >= back.ranks.size() || back.ranks[r].size() != trace.ranks[r].size()) {
+        bug("an export that imports to other operations", written.str());
+      }
+    }
+  }
   return 0;
 }
 

@@ -22,6 +22,8 @@ CASE/json/nccl_trace_rank_N.json):
   send_recv_cycle/ ranks 0 and 1 both send before they receive (pipeline stages)
   healthy/         broadcast, all_reduce, a coalesced send/recv ring, all_gather,
                    reduce_scatter, all_to_all and sub-group all_reduces; all completed
+  late_rank/       (version 2.10) all completed, but rank 3 entered the third all_reduce
+                   4.2 s after the others: the timestamps say so
 
 Run it from anywhere: python3 traces/examples/fr/make_examples.py (deterministic output).
 Python's pickle module is used only to WRITE examples (protocol 2, as torch's C++ pickler,
@@ -59,14 +61,19 @@ class Rank:
         self.seq = {}  # pg -> [collective_seq_id, p2p_seq_id, op_id]
         self.clock = 1_700_000_000_000_000_000 + rank * 1_000
 
-    def record(self, pg, name, inputs, outputs, dtype, state, site, p2p=False, bump=True):
+    def record(self, pg, name, inputs, outputs, dtype, state, site, p2p=False, bump=True,
+               times=None):
         seq = self.seq.setdefault(pg, [0, 0, 0])
         if bump:
             seq[1 if p2p else 0] += 1
         seq[2] += 1
         self.clock += 1_000_000
+        if times:  # (created, completed) on this rank's host clock
+            self.clock = times[0]
         started = self.clock + 1_000 if state in ("started", "completed") else None
         completed = self.clock + 5_000 if state == "completed" else None
+        if times and state == "completed":
+            completed = times[1]
         self.entries.append({
             "frames": frames(name.split(":")[1].split(" ")[0], *site),
             "record_id": len(self.entries),
@@ -92,8 +99,8 @@ class Rank:
         })
 
     def collective(self, pg, op, inputs, outputs, state="completed", site=("train_step", 42),
-                   dtype="Float"):
-        self.record(pg, f"nccl:{op}", inputs, outputs, dtype, state, site)
+                   dtype="Float", times=None):
+        self.record(pg, f"nccl:{op}", inputs, outputs, dtype, state, site, times=times)
 
     def send(self, peer, shape, state="completed", site=("send_activations", 61), pg="0",
              bump=True):
@@ -117,7 +124,7 @@ PG_RANKS = {"0": [0, 1, 2, 3], "1": [0, 1], "2": [2, 3]}
 PG_DESC = {"0": "default_pg", "1": "tp", "2": "tp"}
 
 
-def dump(rank, pgs):
+def dump(rank, pgs, version="2.4"):
     status = {}
     for pg in pgs:
         seqs = [e["collective_seq_id"] for e in rank.entries if e["process_group"][0] == pg]
@@ -127,7 +134,7 @@ def dump(rank, pgs):
                       "last_started_collective": max(seqs, default=-1),
                       "last_completed_collective": max(done, default=-1)}
     return {
-        "version": "2.4",
+        "version": version,
         "pg_config": {pg: {"name": pg, "desc": PG_DESC[pg],
                            "ranks": "[" + ", ".join(map(str, PG_RANKS[pg])) + "]"} for pg in pgs},
         "comm_lib_version": "2.21.5",
@@ -240,7 +247,7 @@ class TorchPickler:
         return bytes(self.out + b".")
 
 
-def write(case, ranks, pgs=("0",), protocol=2):
+def write(case, ranks, pgs=("0",), protocol=2, version="2.4"):
     for form in ("pickle", "json"):
         # The pickle dumps in the case's folder itself (what a timeout leaves behind), the
         # JSON ones in json/ beside them.
@@ -250,7 +257,7 @@ def write(case, ranks, pgs=("0",), protocol=2):
             if name.startswith("nccl_trace_rank_"):
                 os.remove(os.path.join(folder, name))
         for r in ranks:
-            d = dump(r, pgs)
+            d = dump(r, pgs, version)
             if form == "pickle":
                 with open(os.path.join(folder, f"nccl_trace_rank_{r.rank}"), "wb") as f:
                     if protocol == "torch":
@@ -323,8 +330,31 @@ def healthy():
     write("healthy", ranks, pgs=("0", "1", "2"), protocol=4)
 
 
+def late_rank():
+    """Version 2.10. Every rank completes, but rank 3 enters the third all_reduce 4.2 s after
+    the others (its data loader stalled): a slow rank, not a hang. Ranks 2 and 3 run on a
+    host whose clock is 0.8 ms ahead; a collective ends on every rank 2 ms after the last one
+    enters it, seen by each watchdog a few microseconds apart."""
+    ranks = [Rank(r) for r in range(WORLD)]
+    offset = [0, 0, 800_000, 800_000]
+    t = 1_700_000_000_000_000_000
+    steps = [("broadcast", [[256]], ("sync_params", 30)), ("all_reduce", [[1024]], ("train_step", 42)),
+             ("all_reduce", [[1024]], ("train_step", 42)), ("all_reduce", [[1]], ("sync_loss", 47))]
+    for k, (op, shape, site) in enumerate(steps):
+        enter = [t + 1_000 * r for r in range(WORLD)]
+        if k == 2:
+            enter[3] += 4_200_000_000
+        done = max(enter) + 2_000_000
+        for r in ranks:
+            r.collective("0", op, shape, shape, site=site,
+                         times=(enter[r.rank] + offset[r.rank], done + 5_000 * r.rank + offset[r.rank]))
+        t = done + 100_000_000
+    write("late_rank", ranks, protocol="torch", version="2.10")
+
+
 if __name__ == "__main__":
     missing_rank()
     size_mismatch()
     send_recv_cycle()
     healthy()
+    late_rank()
