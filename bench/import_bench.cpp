@@ -6,8 +6,9 @@
 // exchange between rank pairs per step, with a line of other INFO between steps), and the
 // ranklab trace that log imports into, written as JSONL. Each iteration reads one of them
 // into a Trace: BM_ReadNcclLog runs import_nccl_logs (lines, communicators, what never
-// completed, message matching, sites), BM_ReadJsonl runs read_trace. The counter ops_per_s is
-// the trace's operations / real time; its ratio is the figure.
+// completed, message matching, sites), BM_ReadJsonl runs read_trace on that trace's JSONL,
+// with its sites (/1) and without (/0, the reader's fast path on shorter lines). The counter
+// ops_per_s is the trace's operations / real time; the ratios are the figure.
 //
 //   import_bench --benchmark_repetitions=3 --benchmark_display_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -61,14 +62,21 @@ std::vector<ranklab::NcclLogFile> make_logs() {
 
 struct Inputs {
   std::vector<ranklab::NcclLogFile> logs = make_logs();
-  std::string jsonl;
+  std::string jsonl;           ///< the imported trace, sites (the log lines) included
+  std::string jsonl_no_sites;  ///< the same without sites: the JSONL reader's fast path
   std::uint64_t operations = 0;
   Inputs() {
-    const ranklab::Trace trace = ranklab::import_nccl_logs(logs);
+    ranklab::Trace trace = ranklab::import_nccl_logs(logs);
     for (const auto& events : trace.ranks) operations += events.size();
     std::ostringstream out;
     ranklab::write_trace(out, trace);
     jsonl = out.str();
+    for (auto& events : trace.ranks) {
+      for (ranklab::TraceEvent& e : events) e.site = ranklab::CallSite{};
+    }
+    std::ostringstream bare;
+    ranklab::write_trace(bare, trace);
+    jsonl_no_sites = bare.str();
   }
 };
 
@@ -90,8 +98,9 @@ void BM_ReadNcclLog(benchmark::State& state) {
 
 void BM_ReadJsonl(benchmark::State& state) {
   const Inputs& in = inputs();
+  const std::string& jsonl = state.range(0) != 0 ? in.jsonl : in.jsonl_no_sites;
   for (auto _ : state) {
-    std::istringstream text(in.jsonl);
+    std::istringstream text(jsonl);
     ranklab::Trace trace = ranklab::read_trace(text, "bench.jsonl");
     benchmark::DoNotOptimize(trace);
   }
@@ -101,7 +110,8 @@ void BM_ReadJsonl(benchmark::State& state) {
 }
 
 BENCHMARK(BM_ReadNcclLog)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ReadJsonl)->Unit(benchmark::kMillisecond)->UseRealTime();
+// Argument: 1 with sites (the same trace), 0 without (fewer bytes per line).
+BENCHMARK(BM_ReadJsonl)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -199,7 +199,8 @@ class Emitter {
                   std::string(nccl_function(op.kind)), {}};
     const auto type = detail::nccl::element_type(op.nccl_datatype);
     if (type && (type->elements != 1 || type->dtype == DataType::u8)) {
-      site.label = fmt::format("{} x {}", op.nccl_count, type->name);
+      site.label = std::to_string(op.nccl_count);
+      site.label.append(" x ").append(type->name);
     }
     e.site = std::move(site);
     e.source = {op.file, op.line};

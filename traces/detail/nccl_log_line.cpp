@@ -7,6 +7,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <utility>
 
 #include "traces/quote_input.hpp"
@@ -34,28 +35,37 @@ class Words {
   }
 
   std::string_view next(std::string_view what) {
-    skip_spaces();
-    const std::size_t start = pos_;
-    while (pos_ < text_.size() && text_[pos_] != ' ') ++pos_;
-    if (pos_ == start) fail("the line ends before {}", what);
-    return text_.substr(start, pos_ - start);
+    const std::string_view word = next_or_empty();
+    if (word.empty()) fail("the line ends before {}", what);
+    return word;
   }
 
-  /// The word `word`, or the reason it is missing.
+  /// The word `word`, or the reason it is missing. (Compared in place: a log has a line per
+  /// operation per rank, and this is most of reading one.)
   void expect(std::string_view word) {
-    const std::string_view got = next(fmt::format("'{}'", word));
-    if (got != word) fail("expected '{}', got {}", word, quote_input(std::string(got)));
+    skip_spaces();
+    const std::string_view rest = text_.substr(pos_);
+    if (rest.starts_with(word) && (rest.size() == word.size() || rest[word.size()] == ' ')) {
+      pos_ += word.size();
+      return;
+    }
+    const std::string_view got = next_or_empty();
+    if (got.empty()) fail("the line ends before '{}'", word);
+    fail("expected '{}', got {}", word, quote_input(got));
   }
 
   template <typename T>
   T number(std::string_view what, int base = 10) {
-    const std::string_view word = next(what);
+    skip_spaces();
     T value{};
-    const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value, base);
-    if (error != std::errc() || end != word.data() + word.size()) {
-      fail("{} is not a number: {}", what, quote_input(std::string(word)));
+    const char* end = text_.data() + text_.size();
+    const auto [stop, error] = std::from_chars(text_.data() + pos_, end, value, base);
+    if (error == std::errc() && (stop == end || *stop == ' ')) {
+      pos_ = static_cast<std::size_t>(stop - text_.data());
+      return value;
     }
-    return value;
+    const std::string_view word = next(what);
+    fail("{} is not a number: {}", what, quote_input(word));
   }
 
   /// A %p: "0x..." or "(nil)".
@@ -67,7 +77,7 @@ class Words {
     const bool hex = word.size() > 2 && word[0] == '0' && word[1] == 'x';
     const auto [stop, error] = std::from_chars(word.data() + (hex ? 2 : 0), end, value, 16);
     if (!hex || error != std::errc() || stop != end) {
-      fail("{} is not a pointer: {}", what, quote_input(std::string(word)));
+      fail("{} is not a pointer: {}", what, quote_input(word));
     }
     return value;
   }
@@ -75,6 +85,12 @@ class Words {
  private:
   void skip_spaces() {
     while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  std::string_view next_or_empty() {
+    skip_spaces();
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() && text_[pos_] != ' ') ++pos_;
+    return text_.substr(start, pos_ - start);
   }
   std::string_view text_;
   std::size_t pos_ = 0;
@@ -97,7 +113,7 @@ std::string_view process_of(std::string_view before) {
   const std::size_t tid = who.rfind(':');
   const std::size_t pid = tid == std::string_view::npos || tid == 0 ? tid : who.rfind(':', tid - 1);
   if (pid == std::string_view::npos || pid == 0 || tid == pid + 1 || tid + 1 == who.size()) {
-    fail("expected HOST:PID:TID before '[DEV] NCCL INFO', got {}", quote_input(std::string(who)));
+    fail("expected HOST:PID:TID before '[DEV] NCCL INFO', got {}", quote_input(who));
   }
   return who.substr(0, tid);
 }
@@ -107,10 +123,11 @@ OpLine parse_op(std::string_view message, std::size_t colon) {
   op.name = message.substr(0, colon);
   Words words(message.substr(colon + kOpCount.size()));
   op.op_count = words.number<std::uint64_t>("opCount", 16);
+  // The buffers and the stream say nothing ranklab replays: present, not read.
   words.expect("sendbuff");
-  (void)words.pointer("sendbuff");
+  (void)words.next("sendbuff's value");
   words.expect("recvbuff");
-  (void)words.pointer("recvbuff");
+  (void)words.next("recvbuff's value");
   words.expect("count");
   op.count = words.number<std::uint64_t>("count");
   words.expect("datatype");
@@ -124,15 +141,15 @@ OpLine parse_op(std::string_view message, std::size_t colon) {
   const std::string_view nranks = words.next("[nranks=N]");
   constexpr std::string_view kOpen = "[nranks=";
   if (!nranks.starts_with(kOpen) || !nranks.ends_with("]")) {
-    fail("expected [nranks=N], got {}", quote_input(std::string(nranks)));
+    fail("expected [nranks=N], got {}", quote_input(nranks));
   }
   const std::string_view digits = nranks.substr(kOpen.size(), nranks.size() - kOpen.size() - 1);
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), op.nranks);
   if (error != std::errc() || end != digits.data() + digits.size() || op.nranks < 1) {
-    fail("expected [nranks=N], got {}", quote_input(std::string(nranks)));
+    fail("expected [nranks=N], got {}", quote_input(nranks));
   }
   words.expect("stream");
-  (void)words.pointer("stream");
+  (void)words.next("stream's value");
   if (op.comm == 0) fail("comm is (nil)");
   return op;
 }
@@ -144,7 +161,7 @@ InitLine parse_init(std::string_view message) {
   Words words(message);
   std::string_view word = words.next("'comm'");
   if (word != "comm") word = words.next("'comm'");  // the function: "ncclCommInitRank comm ..."
-  if (word != "comm") fail("expected 'comm %p' in an Init COMPLETE line, got {}", quote_input(std::string(word)));
+  if (word != "comm") fail("expected 'comm %p' in an Init COMPLETE line, got {}", quote_input(word));
   InitLine init;
   init.comm = words.pointer("comm");
   bool rank = false, nranks = false, dev = false;
@@ -166,7 +183,7 @@ InitLine parse_init(std::string_view message) {
       const char* end = id.data() + id.size();
       const auto [stop, error] = std::from_chars(id.data() + (hex ? 2 : 0), end, value, 16);
       if (!hex || error != std::errc() || stop != end) {
-        fail("commId is not 0x followed by hex digits: {}", quote_input(std::string(id)));
+        fail("commId is not 0x followed by hex digits: {}", quote_input(id));
       }
       if (value != 0) init.comm_id = value;
     } else if (key == "parent") {
@@ -187,16 +204,43 @@ InitLine parse_init(std::string_view message) {
   return init;
 }
 
+/// Where "NCCL INFO " starts in `line`, or npos. NCCL puts it right after "[DEV] ", so the
+/// search goes from one ']' to the next (memchr) instead of testing every byte.
+std::size_t find_info(std::string_view line) {
+  const char* at = line.data();
+  const char* end = line.data() + line.size();
+  while (at < end) {
+    const void* bracket = std::memchr(at, ']', static_cast<std::size_t>(end - at));
+    if (bracket == nullptr) break;
+    at = static_cast<const char*>(bracket) + 1;
+    const auto rest = std::string_view(at, static_cast<std::size_t>(end - at));
+    if (rest.size() > kInfo.size() && rest[0] == ' ' && rest.substr(1).starts_with(kInfo)) {
+      return static_cast<std::size_t>(at + 1 - line.data());
+    }
+  }
+  // Not after "] ": a line that still says NCCL INFO is read, for process_of to refuse.
+  const void* info = memmem(line.data(), line.size(), kInfo.data(), kInfo.size());
+  return info == nullptr ? std::string_view::npos
+                         : static_cast<std::size_t>(static_cast<const char*>(info) - line.data());
+}
+
+/// Where ": opCount " follows the operation's name, the message's first word; or npos.
+std::size_t find_op_count(std::string_view message) {
+  const std::size_t space = message.find(' ');
+  if (space == std::string_view::npos || space < 2 || message[space - 1] != ':') return std::string_view::npos;
+  return message.substr(space - 1).starts_with(kOpCount) ? space - 1 : std::string_view::npos;
+}
+
 }  // namespace
 
 ParsedLine parse_line(std::string_view line) {
   ParsedLine out;
-  const std::size_t info = line.find(kInfo);
+  const std::size_t info = find_info(line);
   if (info == std::string_view::npos) return out;
   std::string_view message = line.substr(info + kInfo.size());
   while (!message.empty() && (message.back() == '\r' || message.back() == ' ')) message.remove_suffix(1);
-  const std::size_t colon = message.find(kOpCount);
-  if (colon != std::string_view::npos && colon > 0 && message.substr(0, colon).find(' ') == std::string_view::npos) {
+  const std::size_t colon = find_op_count(message);
+  if (colon != std::string_view::npos) {
     out.process = process_of(line.substr(0, info));
     out.op = parse_op(message, colon);
     out.kind = LineKind::op;
