@@ -229,14 +229,10 @@ class Emitter {
   std::uint64_t left_out_ = 0;         ///< operations after one that never completed
 };
 
-std::string read_log(const std::filesystem::path& path) {
-  std::error_code error;
-  const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (!error && size > kMaxLogBytes) {
-    throw TraceError(fmt::format("{}: {} bytes is more than an NCCL log ranklab reads ({} at most)",
-                                 path.string(), size, kMaxLogBytes));
-  }
-  return read_input_file(path, "NCCL log");
+/// In a folder, every visible file is read as a log: NCCL_DEBUG_FILE names them freely, and
+/// a file without NCCL lines (a README) adds nothing.
+bool is_visible(const std::filesystem::path& path) {
+  return !path.filename().string().starts_with(".");
 }
 
 }  // namespace
@@ -248,26 +244,10 @@ Trace import_nccl_logs(const std::vector<NcclLogFile>& logs) {
 }
 
 Trace read_nccl_logs(const std::vector<std::filesystem::path>& inputs) {
-  std::vector<std::filesystem::path> paths;
-  for (const auto& input : inputs) {
-    std::error_code error;
-    if (!std::filesystem::is_directory(input, error)) {
-      paths.push_back(input);
-      continue;
-    }
-    std::vector<std::filesystem::path> inside;
-    for (const auto& item : std::filesystem::directory_iterator(input, error)) {
-      if (item.is_regular_file() && !item.path().filename().string().starts_with(".")) {
-        inside.push_back(item.path());
-      }
-    }
-    if (error) throw TraceError(fmt::format("{}: cannot list: {}", input.string(), error.message()));
-    if (inside.empty()) throw TraceError(fmt::format("{}: a folder without files", input.string()));
-    std::sort(inside.begin(), inside.end());
-    paths.insert(paths.end(), inside.begin(), inside.end());
-  }
   std::vector<NcclLogFile> files;
-  for (const auto& path : paths) files.push_back({path.string(), read_log(path)});
+  for (const auto& path : input_files(inputs, is_visible, "files")) {
+    files.push_back({path.string(), read_input_file(path, "an NCCL log", kMaxLogBytes)});
+  }
   return import_nccl_logs(files);
 }
 
