@@ -19,7 +19,7 @@ CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
       "export", "write a trace for a viewer: Perfetto/Chrome JSON or a self-contained HTML report");
   command.add_option("TRACE", flags.trace, "trace (JSON Lines, or in the --format given)")->required();
   command.add_option("MORE", flags.more_traces,
-                     "with --format pytorch-fr: further dump files or folders");
+                     "with --format pytorch-fr or nccl-log: further dump or log files or folders");
   add_format_flag(command, flags.format);
   command.add_option("--perfetto", flags.perfetto,
                      "write Chrome Trace Event JSON here (open it in ui.perfetto.dev)");

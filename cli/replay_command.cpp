@@ -30,7 +30,7 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
                   "PyTorch Flight Recorder dumps)")
       ->required();
   command.add_option("MORE", flags.more_traces,
-                     "with --format pytorch-fr: further dump files or folders (one dump per rank)");
+                     "with --format pytorch-fr or nccl-log: further dump or log files or folders (one dump per rank, one log per process)");
   add_format_flag(command, flags.format);
   command.add_flag("--json", flags.json, "print the report as JSON");
   command
