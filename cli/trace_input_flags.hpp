@@ -13,7 +13,7 @@ namespace ranklab::cli {
 /// The help text of --format.
 inline constexpr const char* kFormatHelp =
     "ranklab (JSON Lines), simgrid-ti (SMPI's time-independent trace: its trace.txt, the "
-    "folder holding it, or a file of actions) or pytorch-fr (PyTorch Flight Recorder dumps, "
+    "folder holding it, or a file of actions), pytorch-fr (PyTorch Flight Recorder dumps, "
     "JSON or pickle: one file per rank, or their folder) or nccl-log (NCCL_DEBUG=INFO logs "
     "with NCCL_DEBUG_SUBSYS=INIT,COLL: one file per process, one interleaved file, or their "
     "folder)";

@@ -78,9 +78,12 @@ class Emitter {
     const Identity& world = logs_.identities[world_];
     TraceBuilder builder(world.nranks);
     group_.assign(logs_.identities.size(), 0);
+    ranks_.assign(logs_.identities.size(), {});
+    for (int r = 0; r < world.nranks; ++r) ranks_[world_].push_back(r);
     for (std::uint32_t g = 0; g < logs_.identities.size(); ++g) {
       if (g == world_ || !logs_.identities[g].used) continue;
-      group_[g] = builder.add_group(name(g), group_ranks(g));
+      ranks_[g] = group_ranks(g);
+      group_[g] = builder.add_group(name(g), ranks_[g]);
     }
     const std::vector<std::vector<bool>> pending = detail::nccl::never_completed(logs_);
     std::vector<std::vector<const Op*>> origin(world.members.size());
@@ -183,11 +186,9 @@ class Emitter {
 
   std::uint64_t post(TraceBuilder& b, int rank, const Op& op) {
     const detail::nccl::CommRecord& record = logs_.records[op.record];
-    const Identity& id = logs_.identities[record.identity];
     const std::uint32_t group = group_[record.identity];
-    const auto global = [&](int comm_rank) {
-      return global_[static_cast<std::size_t>(id.members[static_cast<std::size_t>(comm_rank)])];
-    };
+    // A peer or root may be a rank without a log: its world rank comes from group_ranks.
+    const auto global = [&](int comm_rank) { return ranks_[record.identity][static_cast<std::size_t>(comm_rank)]; };
     if (op.kind == OpKind::send) return b.isend(rank, global(op.root), op.dtype, op.count, 0, group);
     if (op.kind == OpKind::recv) return b.irecv(rank, global(op.root), op.dtype, op.count, 0, group);
     return b.icollective(rank, op.kind, op.dtype, op.count, group,
@@ -226,6 +227,7 @@ class Emitter {
   const std::uint32_t world_;
   std::vector<int> global_;            ///< by device: its world rank
   std::vector<std::uint32_t> group_;   ///< by communicator: its trace group
+  std::vector<std::vector<int>> ranks_;  ///< by communicator used: its ranks' world ranks
   std::uint64_t left_out_ = 0;         ///< operations after one that never completed
 };
 

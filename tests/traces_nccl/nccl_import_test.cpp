@@ -223,6 +223,20 @@ TEST(NcclImportTest, UnmatchedSendIsPendingWithItsGroup) {
   EXPECT_EQ(source_file(trace, trace.ranks[0][1]), "t.log");
 }
 
+//! A peer or root without a log is the world rank it is (a send to it indexed a device -1:
+//! found by the fuzzer).
+TEST(NcclImportTest, PeerAndRootWithoutALog) {
+  const std::string text = init(0, 3, 0x10) + op("Send", 0, 4, 7, 0, 2, 0x10, 3) +
+                           op("Broadcast", 1, 4, 7, 0, 1, 0x10, 3);
+  const Trace trace = import(text);
+  ASSERT_EQ(trace.ranks[0].size(), 1u);  // the broadcast behind the stuck send never ran
+  EXPECT_EQ(trace.ranks[0][0].peer, 2);
+  EXPECT_EQ(trace.ranks[0][0].status, OpStatus::pending);
+  EXPECT_EQ(trace.header.config["ranks_without_log"], nlohmann::json::array({1, 2}));
+  const Trace root = import(init(0, 2, 0x10) + op("Broadcast", 0, 4, 7, 0, 1, 0x10, 2));
+  EXPECT_EQ(root.ranks[0][0].root, 1);
+}
+
 //! Bad input is one line naming the log and line.
 TEST(NcclImportTest, MalformedLinesNameFileAndLine) {
   const std::string w = init(0, 1, 0x10);
