@@ -133,6 +133,15 @@ class Reader {
                                   logs_.processes[logs_.devices[static_cast<std::size_t>(member)].process],
                                   logs_.devices[static_cast<std::size_t>(member)].cuda_dev));
     }
+    // One device is one rank of a communicator: a second rank of it here (a log pasted twice,
+    // an edited line) would put one rank twice in its group.
+    const auto [held, fresh] = rank_of_.try_emplace({index, device}, init.rank);
+    if (!fresh && held->second != init.rank) {
+      throw LineError(fmt::format("process {} device {} is already rank {} of the communicator "
+                                  "first initialized at {}",
+                                  logs_.processes[process], init.cuda_dev, held->second,
+                                  where(logs_, id.file, id.line)));
+    }
     member = device;
     processes_[process].comms[init.comm] = static_cast<std::uint32_t>(logs_.records.size());
     logs_.records.push_back({index, init.rank, device});
@@ -196,6 +205,7 @@ class Reader {
   std::unordered_map<std::string, std::uint32_t> process_ids_;
   std::unordered_map<std::string, std::uint32_t> identity_ids_;
   std::map<std::pair<std::uint32_t, int>, int> device_ids_;
+  std::map<std::pair<std::uint32_t, int>, int> rank_of_;  ///< (communicator, device) -> rank
   std::string_view last_process_;
   std::uint32_t last_index_ = 0;
 };

@@ -273,10 +273,14 @@ TEST(NcclImportTest, MalformedLinesNameFileAndLine) {
       {w + init(0, 2, 0x20, 0, 7, 0xabc), "t.log:2: the communicator has nranks 2 here but 1 at t.log:1"},
       {w + init(0, 1, 0x20, 0, 8), "t.log:2: rank 0 of the communicator first initialized at t.log:1 is "
                                    "already process node:7 device 0"},
+      {init(0, 2, 0x10) + init(1, 2, 0x20), "t.log:2: process node:7 device 0 is already rank 0 "
+                                            "of the communicator first initialized at t.log:1"},
       {"loss 0.25\n", "t.log: no NCCL 'Init COMPLETE' line"},
       {init(0, 2, 0x10) + init(1, 2, 0x20, 0, 8) + init(0, 1, 0x30, 0, 9, 0xdef),
        "t.log:3: process node:9 device 0 is not a rank of the world communicator"},
   };
+  // The same rank initialized again at another address (the old one destroyed) is no error.
+  EXPECT_NO_THROW((void)import(w + init(0, 1, 0x20)));
   for (const auto& c : cases) {
     EXPECT_THROW_MSG(import(c.text), TraceError, c.message);
     try {
