@@ -21,6 +21,8 @@ Sections (--only picks some):
   algorithms every all_reduce algorithm at 8 ranks and 4 B ... 64 MiB, the memcpy bound,
              broadcast and reduce direct vs tree, threads 1 and 2 (emulator_bench, once)
   dense      the dense forward+backward vs Eigen's FLOP rate, default and -march=native
+  readers    the NCCL debug log reader beside the JSONL reader on the same 8-rank job, ops
+             per second (import_bench, once; issue 29 §3)
   replay     `ranklab replay` events per second (replay_bench, once), and `ranklab replay FILE`
              end to end, reading included, on one core (taskset) on bench/big_trace.sh's
              512-rank, 1 M-event trace (3 runs)
@@ -54,7 +56,7 @@ TORCH_DIR = os.path.normpath(os.path.join(ROOT, "..", "shared", "reference", "to
 MPI_DIR = os.path.normpath(os.path.join(ROOT, "..", "shared", "bench", "mpi"))
 PYTHON = "/usr/bin/python3"  # Debian's, which has torch (README of the reference)
 SECTIONS = ["step", "allreduce", "scale", "mpi", "algorithms", "dense", "replay", "explore",
-            "torchrun"]
+            "torchrun", "readers"]
 # The MPI jobs' launcher: oversubscribed, unbound, copy-in/copy-out shared memory (works in
 # containers without ptrace rights), --allow-run-as-root when root; the same for both sides.
 MPIRUN_SH = os.path.join(ROOT, "tests", "mpi", "mpirun.sh")
@@ -326,6 +328,12 @@ class Compare:
             self.add("replay/end_to_end", r)
         if not DRY_RUN:
             os.remove(trace)
+
+    def readers(self, round_):
+        # Issue 29 §3: the NCCL log reader at least as fast as the JSONL reader per operation.
+        r = gbench(self.bin("bench", "import_bench"), ".", ["--benchmark_repetitions=5"],
+                   timeout=900)
+        self.add("readers/ranklab", r)
 
     def explore(self, round_):
         ranklab = self.bin("cli", "ranklab")

@@ -509,6 +509,34 @@ class Report:
         self.floor("replay end to end ≥ 1 M events/s on one core (issue 17 §3)",
                    f"{med(by_wall) / 1e6:.2f} M/s by wall time", med(by_wall) >= 1e6)
 
+    def readers(self):
+        runs = self.runs("readers/ranklab")
+        if not runs:
+            return
+        self.out("### Reading NCCL debug logs (`import_bench`, issue 29 §3)")
+        self.out()
+        self.out("One 8-rank job of 524,288 operations read from memory: as NCCL logs, and as "
+                 "the JSONL of the trace they import into (with its sites, and without).")
+        self.out()
+        self.out("| reader | operations/s by real time: median (min–max) |")
+        self.out("| --- | ---: |")
+        rates = {}
+        for r in runs:
+            for b in r.get("benchmarks", []):
+                if "ops_per_s" in b:
+                    rates.setdefault(short_name(b), []).append(b["ops_per_s"])
+        millions = lambda v: f"{v / 1e6:.2f} M"  # noqa: E731
+        for name, values in rates.items():
+            self.out(f"| {name} | {spread(values, millions)} |")
+        self.out()
+        nccl = med(rates.get("BM_ReadNcclLog", []) or [0])
+        jsonl = [med(v) for k, v in rates.items() if k.startswith("BM_ReadJsonl")]
+        if nccl and jsonl:
+            fastest = max(jsonl)
+            self.floor("NCCL log reader ≥ the JSONL reader per operation (issue 29 §3)",
+                       f"{nccl / 1e6:.2f} M/s vs {fastest / 1e6:.2f} M/s (JSONL, fastest form)",
+                       nccl >= fastest)
+
     def explore(self):
         if self.raw.get("explore_missing"):
             self.out("### Explore")
@@ -570,7 +598,7 @@ def render_blocks(raw):
     blocks = []
     for sections, begin, end in (
             (lambda r: (r.step, r.allreduce, r.scale, r.threads, r.algorithms, r.dense, r.replay,
-                        r.explore), BEGIN, END),
+                        r.explore, r.readers), BEGIN, END),
             (lambda r: (r.mpi,), BEGIN_MPI, END_MPI)):
         report = Report(raw)
         if begin == BEGIN_MPI:

@@ -15,7 +15,7 @@ CLI::App& add_diff_command(CLI::App& app, DiffFlags& flags) {
       "2 different). Ignores lamport and the header's config (policy, seed, threads, ...)");
   diff.add_option("A", flags.a, "first trace (JSON Lines, or in the --format given)")->required();
   diff.add_option("B", flags.b,
-                  "second trace, in the same format (with pytorch-fr: a folder of dumps, or one)")
+                  "second trace, in the same format (with pytorch-fr or nccl-log: a folder of dumps or logs, or one)")
       ->required();
   add_format_flag(diff, flags.format);
   diff.add_flag("--json", flags.json, "print the report as JSON instead of text (docs/json.md)");

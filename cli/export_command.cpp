@@ -22,7 +22,7 @@ CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
       "PyTorch Flight Recorder dumps");
   command.add_option("TRACE", flags.trace, "trace (JSON Lines, or in the --format given)")->required();
   command.add_option("MORE", flags.more_traces,
-                     "with --format pytorch-fr: further dump files or folders");
+                     "with --format pytorch-fr or nccl-log: further dump or log files or folders");
   add_format_flag(command, flags.format);
   command.add_option("--perfetto", flags.perfetto,
                      "write Chrome Trace Event JSON here (open it in ui.perfetto.dev)");

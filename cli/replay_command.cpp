@@ -28,10 +28,10 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
   command
       .add_option("TRACE", flags.trace,
                   "trace to replay: JSON Lines, or in the --format given (a SimGrid TI trace, "
-                  "PyTorch Flight Recorder dumps)")
+                  "PyTorch Flight Recorder dumps, NCCL debug logs)")
       ->required();
   command.add_option("MORE", flags.more_traces,
-                     "with --format pytorch-fr: further dump files or folders (one dump per rank)");
+                     "with --format pytorch-fr or nccl-log: further dump or log files or folders (one dump per rank, one log per process)");
   add_format_flag(command, flags.format);
   command.add_flag("--json", flags.json, "print the report as JSON");
   command

@@ -12,7 +12,7 @@ CLI::App& add_stats_command(CLI::App& app, StatsFlags& flags) {
   CLI::App& stats = *app.add_subcommand(
       "stats", "traffic of a trace: per group kind, per operation, rank x rank matrix");
   stats.add_option("TRACE", flags.trace, "trace (JSON Lines, or in the --format given)")->required();
-  stats.add_option("MORE", flags.more_traces, "with --format pytorch-fr: further dump files or folders");
+  stats.add_option("MORE", flags.more_traces, "with --format pytorch-fr or nccl-log: further dump or log files or folders");
   add_format_flag(stats, flags.format);
   stats.add_flag("--json", flags.json, "print the statistics as JSON instead of text (docs/json.md)");
   return stats;

@@ -28,7 +28,7 @@ TraceFormat parse_format_flag(std::string_view format) {
 
 void add_format_flag(CLI::App& command, std::string& format) {
   command.add_option("--format", format, kFormatHelp)
-      ->check(parsed_as("{ranklab,simgrid-ti,pytorch-fr}", parse_format_flag))
+      ->check(parsed_as("{ranklab,simgrid-ti,pytorch-fr,nccl-log}", parse_format_flag))
       ->capture_default_str();
 }
 
@@ -52,12 +52,29 @@ void log_fr_import(const Trace& trace) {
   }
 }
 
+/// What an NCCL log import found, on stderr: a report naming a rank that merely had no log
+/// should not surprise.
+void log_nccl_import(const Trace& trace) {
+  const nlohmann::json& config = trace.header.config;
+  spdlog::info("imported {} NCCL logs (NCCL {} strings): {} processes, {} communicators, {} "
+               "other lines skipped",
+               config.value("logs", 0), config.value("nccl_format", "?"),
+               config.value("processes", 0), config.value("communicators", 0),
+               config.value("skipped_lines", 0));
+  const std::vector<int> without = config.value("ranks_without_log", std::vector<int>{});
+  if (!without.empty()) {
+    spdlog::warn("ranks {} of the world have no log: they replay with no operations",
+                 fmt::join(without, ", "));
+  }
+}
+
 }  // namespace
 
 Trace read_trace_input(const std::string& format, const std::vector<std::string>& paths) {
   const TraceFormat parsed = parse_format_flag(format);
   Trace trace = ranklab::read_trace_input(parsed, {paths.begin(), paths.end()});
   if (parsed == TraceFormat::pytorch_fr) log_fr_import(trace);
+  if (parsed == TraceFormat::nccl_log) log_nccl_import(trace);
   return trace;
 }
 

@@ -13,13 +13,15 @@ namespace ranklab::cli {
 /// The help text of --format.
 inline constexpr const char* kFormatHelp =
     "ranklab (JSON Lines), simgrid-ti (SMPI's time-independent trace: its trace.txt, the "
-    "folder holding it, or a file of actions) or pytorch-fr (PyTorch Flight Recorder dumps, "
-    "JSON or pickle: one file per rank, or their folder)";
+    "folder holding it, or a file of actions), pytorch-fr (PyTorch Flight Recorder dumps, "
+    "JSON or pickle: one file per rank, or their folder) or nccl-log (NCCL_DEBUG=INFO logs "
+    "with NCCL_DEBUG_SUBSYS=INIT,COLL: one file per process, one interleaved file, or their "
+    "folder)";
 
 /// Adds --format to `command`, bound to `format`.
 void add_format_flag(CLI::App& command, std::string& format);
 
-/// Reads `paths` (one trace, or with pytorch-fr several dump files and folders) as
+/// Reads `paths` (one trace, or with pytorch-fr and nccl-log several files and folders) as
 /// `format`. Throws UsageError for an unknown format, TraceError for bad input.
 Trace read_trace_input(const std::string& format, const std::vector<std::string>& paths);
 

@@ -24,7 +24,7 @@ if [ "${CI:-}" = "true" ]; then
   # libFuzzer (clang) on the trace reader and tools, the SimGrid TI importer and the Flight
   # Recorder importer, 30 s each.
   install_packages clang libclang-rt-14-dev
-  BUILD_DIR="$ROOT/build-fuzz" BUILD_TARGETS="trace_reader_fuzzer ti_importer_fuzzer fr_importer_fuzzer" \
+  BUILD_DIR="$ROOT/build-fuzz" BUILD_TARGETS="trace_reader_fuzzer ti_importer_fuzzer fr_importer_fuzzer nccl_log_fuzzer" \
     RANKLAB_CMAKE_ARGS="-DCMAKE_CXX_COMPILER=clang++ -DRANKLAB_BUILD_FUZZERS=ON -DRANKLAB_FUZZ_SECONDS=30 -DRANKLAB_BUILD_TESTS=OFF -DRANKLAB_BUILD_BENCH=OFF" \
     configure_and_build
   ctest --test-dir "$ROOT/build-fuzz" --output-on-failure -L fuzz --no-tests=error

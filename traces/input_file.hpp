@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ranklab {
 
@@ -17,5 +18,18 @@ std::ifstream open_input_file(const std::filesystem::path& path, std::string_vie
 
 /// The whole content of `path`, opened as open_input_file() opens it.
 std::string read_input_file(const std::filesystem::path& path, std::string_view what);
+
+/// The same, refusing a regular file over `max_bytes` before reading it ("PATH: N bytes is
+/// more than WHAT ranklab reads (M at most)").
+std::string read_input_file(const std::filesystem::path& path, std::string_view what,
+                            std::uintmax_t max_bytes);
+
+/// The files `inputs` name, for readers of formats that come as several files (one per rank):
+/// a file as given; a folder as its regular files that `keep` accepts, by name (subfolders
+/// are not read). Throws TraceError for a folder that cannot be listed or holds no such file
+/// ("PATH: a folder without WHAT").
+std::vector<std::filesystem::path> input_files(const std::vector<std::filesystem::path>& inputs,
+                                               bool (*keep)(const std::filesystem::path&),
+                                               std::string_view what);
 
 }  // namespace ranklab

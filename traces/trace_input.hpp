@@ -1,6 +1,6 @@
 // Every input a trace tool reads, behind one function: ranklab's JSON Lines traces and the
 // traces other tools write (SimGrid SMPI time-independent traces, PyTorch Flight Recorder
-// dumps), so `replay`, `diff`, `stats`, `export` and `explore` take the same inputs.
+// dumps, NCCL debug logs), so `replay`, `diff`, `stats`, `export` and `explore` take the same inputs.
 #pragma once
 
 #include <filesystem>
@@ -16,12 +16,13 @@ enum class TraceFormat {
   ranklab,     ///< JSON Lines (traces/FORMAT.md): one file
   simgrid_ti,  ///< SMPI's trace.txt, its folder, or a file of actions (traces/simgrid_ti.hpp)
   pytorch_fr,  ///< Flight Recorder dumps: files and folders of them (traces/flight_recorder.hpp)
+  nccl_log,    ///< NCCL debug logs: files and folders of them (traces/nccl_log.hpp)
 };
 
-/// "ranklab", "simgrid-ti" or "pytorch-fr"; std::nullopt otherwise.
+/// "ranklab", "simgrid-ti", "pytorch-fr" or "nccl-log"; std::nullopt otherwise.
 std::optional<TraceFormat> parse_trace_format(std::string_view name);
 
-/// The names parse_trace_format knows, for messages: "ranklab, simgrid-ti or pytorch-fr".
+/// The names parse_trace_format knows, for messages: "ranklab, simgrid-ti, pytorch-fr or nccl-log".
 std::string_view trace_format_names();
 
 /// Reads `paths` as `format`. Formats of one file refuse more than one path (UsageError);

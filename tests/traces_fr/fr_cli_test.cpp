@@ -322,13 +322,13 @@ TEST(FrCliTest, BadInputIsOneLine) {
 
   const CommandResult format = ranklab("stats --format torch " + shell_quoted(dir.path()));
   EXPECT_EQ(format.exit_code, 1);
-  EXPECT_TRUE(has(format.err, "unknown --format 'torch': expected ranklab, simgrid-ti or pytorch-fr"))
+  EXPECT_TRUE(has(format.err, "unknown --format 'torch': expected ranklab, simgrid-ti, pytorch-fr or nccl-log"))
       << format.err;
 
   const CommandResult two = ranklab("replay " + shell_quoted(dir / "a.jsonl") + " " +
                                     shell_quoted(dir / "b.jsonl"));
   EXPECT_EQ(two.exit_code, 1);
-  EXPECT_TRUE(has(two.err, "only --format pytorch-fr takes several files")) << two.err;
+  EXPECT_TRUE(has(two.err, "only --format pytorch-fr and nccl-log take several files")) << two.err;
 }
 
 }  // namespace
