@@ -139,6 +139,15 @@ def collectives_vs_gloo():
     compare_with_gloo("collectives.py", 4, "--gloo-only")
 
 
+def ddp_mixed_precision():
+    """DDP under CPU autocast (float32 gradients) and on a bfloat16 model (bfloat16 gradients
+    all-reduced through the fabric): Gloo 1.13 has no bfloat16, so the script checks against
+    the full-batch model and across ranks itself."""
+    out = torchrun("--nproc-per-node", "4", script("ddp_mixed.py"))
+    expect_lines(out, "DDP in torch.float32 under autocast: every rank equal",
+                 "DDP in torch.bfloat16: every rank equal", "result: ok: 4 ranks finished")
+
+
 def ddp_vs_gloo():
     compare_with_gloo("ddp.py", 2)
 
@@ -229,7 +238,7 @@ def two_nodes():
     expect_lines(worker_out, "node 1 of 2: ranks 2-3", "rank 3: exit status 0")
 
 
-CASES = {f.__name__: f for f in (two_nodes, pipeline_1f1b, order_and_forgotten_group, seed_step_hybrid, seed_step_modes, collectives, collectives_vs_gloo, ddp_vs_gloo, skip_all_reduce,
+CASES = {f.__name__: f for f in (two_nodes, pipeline_1f1b, order_and_forgotten_group, seed_step_hybrid, seed_step_modes, collectives, collectives_vs_gloo, ddp_vs_gloo, ddp_mixed_precision, skip_all_reduce,
                                  both_send, both_send_eager, size_mismatch, raises,
                                  deterministic_trace)}
 
