@@ -234,4 +234,19 @@ struct Trace {
   friend bool operator==(const Trace&, const Trace&) = default;
 };
 
+/// The version an importer writes: `floor` (the newest version whose fields it fills), or
+/// 1.4 where an event carries what 1.4 added (a 16-bit float, a bitwise reduction), so a
+/// reader of an older minor version refuses the trace rather than misread it.
+inline std::string imported_version(const Trace& trace, std::string floor) {
+  for (const std::vector<TraceEvent>& events : trace.ranks) {
+    for (const TraceEvent& e : events) {
+      if (e.dtype == DataType::bf16 || e.dtype == DataType::f16 ||
+          (e.has_reduce_op && is_bitwise(e.reduce_op))) {
+        return "1.4";
+      }
+    }
+  }
+  return floor;
+}
+
 }  // namespace ranklab

@@ -390,7 +390,7 @@ Trace import_flight_recorder(const std::vector<FrDumpFile>& files) {
   for (int r = 0; r < world.size; ++r) {
     if (by_rank.count(r) == 0) without_dump.push_back(r);
   }
-  trace.header.version = "1.2";
+  trace.header.version = imported_version(trace, "1.2");
   trace.header.config = {{"program", "pytorch-fr"},
                          {"fr_version", dumps.front().version},
                          {"dumps", dumps.size()},

@@ -25,8 +25,8 @@ constexpr std::size_t kMaxJsonDepth = 64;
 constexpr std::uint8_t kPickleProto = 0x80;
 
 /// How torch names a dtype (c10::toString(ScalarType)) in ranklab's types: the type and how
-/// many of its elements one torch element is. Two-byte types have no ranklab type and are
-/// carried as bytes, so a Half buffer still differs from a Float one of the same numel.
+/// many of its elements one torch element is. Half and BFloat16 are f16 and bf16; other types
+/// without a ranklab type are carried as bytes, so a Short buffer still differs from an Int one.
 struct DtypeInfo {
   DataType dtype;
   std::uint64_t per_element;
@@ -36,8 +36,8 @@ std::optional<DtypeInfo> torch_dtype(std::string_view name) {
       {"Float", {DataType::f32, 1}},       {"Double", {DataType::f64, 1}},
       {"Int", {DataType::i32, 1}},         {"Long", {DataType::i64, 1}},
       {"Byte", {DataType::u8, 1}},         {"Char", {DataType::u8, 1}},
-      {"Bool", {DataType::u8, 1}},         {"Half", {DataType::u8, 2}},
-      {"BFloat16", {DataType::u8, 2}},     {"Short", {DataType::u8, 2}},
+      {"Bool", {DataType::u8, 1}},         {"Half", {DataType::f16, 1}},
+      {"BFloat16", {DataType::bf16, 1}},   {"Short", {DataType::u8, 2}},
       {"Float8_e4m3fn", {DataType::u8, 1}}, {"Float8_e5m2", {DataType::u8, 1}},
       {"ComplexFloat", {DataType::f32, 2}}, {"ComplexDouble", {DataType::f64, 2}},
       {"UInt16", {DataType::u8, 2}},       {"UInt32", {DataType::i32, 1}},

@@ -104,7 +104,7 @@ class Emitter {
       }
     }
     trace.sources.files = logs_.files;
-    trace.header.version = "1.2";
+    trace.header.version = imported_version(trace, "1.2");
     trace.header.config = config();
     return trace;
   }

@@ -111,6 +111,20 @@ TEST(FrImportTest, EntriesBecomeOperations) {
   EXPECT_EQ(trace.ranks[1][3].msg.sender_seq, 3u);
 }
 
+//! Half and BFloat16 tensors are ranklab's f16 and bf16, element for element (they were
+//! carried as twice as many bytes), and the trace says format 1.4, which has them.
+TEST(FrImportTest, SixteenBitFloatsKeepTheirType) {
+  const std::vector<E> entries = {{.shape = {6}, .dtype = "BFloat16"},
+                                  {.shape = {5}, .coll = 2, .dtype = "Half"}};
+  const Trace trace = import({dump(entries), dump(entries)});
+  ASSERT_EQ(trace.ranks[1].size(), 2u);
+  EXPECT_EQ(trace.ranks[1][0].dtype, DataType::bf16);
+  EXPECT_EQ(trace.ranks[1][0].count, 6u);
+  EXPECT_EQ(trace.ranks[1][1].dtype, DataType::f16);
+  EXPECT_EQ(trace.ranks[1][1].count, 5u);
+  EXPECT_EQ(trace.header.version, "1.4");
+}
+
 //! A barrier as ProcessGroupNCCL records it (an all_reduce of one Float named
 //! "nccl:all_reduce_barrier") is a barrier; it used to be refused as unsupported.
 TEST(FrImportTest, BarrierAsTorchRecordsIt) {

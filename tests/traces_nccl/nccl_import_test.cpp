@@ -138,8 +138,9 @@ TEST(NcclImportTest, HealthyExample) {
   EXPECT_EQ(rank0[0].dtype, DataType::f32);
   EXPECT_EQ(rank0[1].op, OpKind::all_reduce);
   EXPECT_EQ(rank0[1].group, 1u);
-  EXPECT_EQ(rank0[1].count, 2u * 8192);  // ncclBfloat16 travels as 2 bytes each
-  EXPECT_EQ(rank0[1].site->label, "8192 x ncclBfloat16");
+  EXPECT_EQ(rank0[1].count, 8192u);  // ncclBfloat16 is bf16, element for element
+  EXPECT_EQ(rank0[1].dtype, DataType::bf16);
+  EXPECT_EQ(rank0[1].site->label, "");  // labelled only where a type travels as bytes
   EXPECT_EQ(rank0[1].site->function, "ncclAllReduce");
   EXPECT_EQ(rank0[1].site->file, "nccl.node-a.4100");
   EXPECT_EQ(rank0[1].site->line, 12u);
@@ -197,7 +198,7 @@ TEST(NcclImportTest, MissingRankLeavesTheRestOut) {
 //! never ran; another communicator's operations, before and after it, did.
 TEST(NcclImportTest, MismatchedCollectiveIsPending) {
   const Trace trace = import_nccl_logs(example("count_mismatch"));
-  EXPECT_EQ(trace.ranks[3][4].count, 2u * 1000);
+  EXPECT_EQ(trace.ranks[3][4].count, 1000u);
   EXPECT_EQ(trace.ranks[3][4].status, OpStatus::pending);
   EXPECT_EQ(trace.ranks[0][4].status, OpStatus::pending);
   ASSERT_EQ(trace.ranks[0].size(), 6u);
@@ -235,6 +236,29 @@ TEST(NcclImportTest, PeerAndRootWithoutALog) {
   EXPECT_EQ(trace.header.config["ranks_without_log"], nlohmann::json::array({1, 2}));
   const Trace root = import(init(0, 2, 0x10) + op("Broadcast", 0, 4, 7, 0, 1, 0x10, 2));
   EXPECT_EQ(root.ranks[0][0].root, 1);
+}
+
+//! NCCL's 16-bit floats are ranklab's bf16 and f16, element for element; a type ranklab has
+//! no name for (uint32, fp8) travels as bytes and its site's label names NCCL's type.
+TEST(NcclImportTest, DatatypesMapToRanklabsOrTravelAsLabelledBytes) {
+  const Trace trace = import(init(0, 1, 0x10) + op("AllReduce", 0, 10, 6, 0, 0, 0x10, 1) +
+                             op("AllReduce", 1, 10, 9, 0, 0, 0x10, 1) +
+                             op("AllReduce", 2, 10, 3, 0, 0, 0x10, 1) +
+                             op("AllReduce", 3, 10, 10, 0, 0, 0x10, 1));
+  ASSERT_EQ(trace.ranks[0].size(), 4u);
+  EXPECT_EQ(trace.ranks[0][0].dtype, DataType::f16);
+  EXPECT_EQ(trace.ranks[0][0].count, 10u);
+  EXPECT_EQ(trace.ranks[0][1].dtype, DataType::bf16);
+  EXPECT_EQ(trace.ranks[0][1].count, 10u);
+  EXPECT_EQ(trace.ranks[0][1].site->label, "");
+  EXPECT_EQ(trace.ranks[0][2].dtype, DataType::u8);
+  EXPECT_EQ(trace.ranks[0][2].count, 40u);
+  EXPECT_EQ(trace.ranks[0][2].site->label, "10 x ncclUint32");
+  EXPECT_EQ(trace.ranks[0][3].count, 10u);
+  EXPECT_EQ(trace.ranks[0][3].site->label, "10 x ncclFloat8e4m3");
+  EXPECT_EQ(trace.header.version, "1.4");  // which has the 16-bit floats
+  EXPECT_EQ(import(init(0, 1, 0x10) + op("AllReduce", 0, 10, 7, 0, 0, 0x10, 1)).header.version,
+            "1.2");
 }
 
 //! Bad input is one line naming the log and line.

@@ -257,8 +257,8 @@ std::optional<ElementType> element_type(std::int64_t value) {
       {DataType::u8, 1, "ncclInt8"},       {DataType::u8, 1, "ncclUint8"},
       {DataType::i32, 1, "ncclInt32"},     {DataType::u8, 4, "ncclUint32"},
       {DataType::i64, 1, "ncclInt64"},     {DataType::u8, 8, "ncclUint64"},
-      {DataType::u8, 2, "ncclFloat16"},    {DataType::f32, 1, "ncclFloat32"},
-      {DataType::f64, 1, "ncclFloat64"},   {DataType::u8, 2, "ncclBfloat16"},
+      {DataType::f16, 1, "ncclFloat16"},   {DataType::f32, 1, "ncclFloat32"},
+      {DataType::f64, 1, "ncclFloat64"},   {DataType::bf16, 1, "ncclBfloat16"},
       {DataType::u8, 1, "ncclFloat8e4m3"}, {DataType::u8, 1, "ncclFloat8e5m2"},
   }};
   if (value < 0 || value >= static_cast<std::int64_t>(kTypes.size())) return std::nullopt;
