@@ -37,6 +37,8 @@ std::string_view torch_dtype(DataType type) {
     case DataType::i64: return "Long";
     case DataType::f32: return "Float";
     case DataType::f64: return "Double";
+    case DataType::bf16: return "BFloat16";
+    case DataType::f16: return "Half";
   }
   return "Byte";
 }
