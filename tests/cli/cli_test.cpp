@@ -387,6 +387,17 @@ TEST(CliTest, ReplayWritesTheWaitGraph) {
   EXPECT_EQ(dot, read_file(cwd / "run.dot"));
 }
 
+//! A --fault leaves the potential-deadlock check on: send-send under eager is exit 6 with
+//! a fault that never fires (it was exit 0, the check silently off) and with a delay.
+TEST(CliTest, FaultsKeepThePotentialDeadlockCheck) {
+  for (const char* fault : {"kill:0@99", "delay:1@0:10"}) {
+    const Result r =
+        ranklab({"run", "--scenario", "send-send", "--send-mode", "eager", "--fault", fault});
+    EXPECT_EQ(r.code, 6) << fault << "\n" << show(r);
+    EXPECT_TRUE(has(r, "culprit (potential-deadlock)")) << fault;
+  }
+}
+
 //! `ranklab run` with no arguments runs the main job, exits 0 and writes
 //! traces/main.jsonl in the current directory, a trace the reader accepts.
 TEST(CliTest, RunAloneRunsTheMainJob) {
