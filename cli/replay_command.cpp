@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cli/memory_flag.hpp"
 #include "cli/run_diagnosis.hpp"
 #include "comm/errors.hpp"
 #include "emulator/replay.hpp"
@@ -34,20 +35,9 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
                      "with --format pytorch-fr or nccl-log: further dump or log files or folders (one dump per rank, one log per process)");
   add_format_flag(command, flags.format);
   command.add_flag("--json", flags.json, "print the report as JSON");
-  command
-      .add_option("--max-memory-mib", flags.max_memory_mib,
-                  "the most the replay's buffers may take together, in MiB; a trace asking more "
-                  "is refused before the run (default: half of this machine's memory)")
-      // CLI::PositiveNumber refused 0 with its range: 0.000000 to a 309-digit double.
-      ->check(CLI::Validator(
-          [](std::string& value) -> std::string {
-            char* end = nullptr;
-            const unsigned long long mib = std::strtoull(value.c_str(), &end, 0);
-            return end != value.c_str() && *end == '\0' && mib == 0
-                       ? "must be at least 1, got " + value
-                       : std::string();
-          },
-          "POSITIVE"));
+  add_max_memory_flag(command, flags.max_memory_mib,
+                      "the most the replay's buffers may take together, in MiB; a trace asking "
+                      "more is refused before the run (default: half of this machine's memory)");
   command
       .add_option("--wildcards", flags.wildcards,
                   "recorded: each receive from any source takes the sender it took when "
@@ -75,7 +65,9 @@ int replay_command(const ReplayFlags& flags) {
   const std::optional<CostModel> cost = to_cost_model(flags.cost);
   ReplayOptions options;
   options.cluster = to_cluster_options(flags.cluster, trace.header.world_size);
-  options.max_memory_bytes = std::min(flags.max_memory_mib, std::uint64_t{UINT64_MAX} >> 20) << 20;
+  // 0 stays 0: the replay then names its default limit as such.
+  options.max_memory_bytes =
+      flags.max_memory_mib == 0 ? 0 : memory_limit(flags.max_memory_mib).bytes;
   options.memory_limit_hint = " (--max-memory-mib sets it)";
   options.free_any_source = flags.wildcards == "free";
   // Timing annotates the replayed trace, so it is kept in memory and written at the end.

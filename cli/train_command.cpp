@@ -18,6 +18,7 @@
 #include "cli/run_diagnosis.hpp"
 #include "cli/schedule_dry_run.hpp"
 #include "cli/train_progress.hpp"
+#include "cli/train_memory.hpp"
 #include "cli/train_steps.hpp"
 #include "model/schedule_builders.hpp"
 #include "traces/hash.hpp"
@@ -441,6 +442,7 @@ TrainJob::Impl::Impl(TrainSpec spec, const ClusterFlags& flags, std::optional<Co
 TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::optional<int> world,
                    const CostFlags& cost_flags) {
   TrainSpec spec = resolve_train_spec(flags, world);
+  check_train_memory(spec, flags.max_memory_mib.value_or(0));
   std::optional<CostModel> cost = to_cost_model(cost_flags);
   if (spec.f64) {
     impl_ = std::make_unique<PreparedJob<double>>(std::move(spec), cluster, std::move(cost));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/choice_flags.hpp"
+#include "cli/memory_flag.hpp"
 #include "model/parallel_layout.hpp"
 #include "model/problem.hpp"
 #include "model/schedule.hpp"
@@ -31,7 +32,8 @@ std::string TrainFlags::first_given() const {
                                                 {"--steps", steps.has_value()},
                                                 {"--lr", lr.has_value()},
                                                 {"--init-from", !init_from.empty()},
-                                                {"--save", !save.empty()}};
+                                                {"--save", !save.empty()},
+                                                {"--max-memory-mib", max_memory_mib.has_value()}};
   for (const auto& [name, is_given] : given) {
     if (is_given) return name;
   }
@@ -94,6 +96,10 @@ void add_train_flags(CLI::App& run, TrainFlags& f) {
   run.add_option("--save", f.save,
                  "write weights, data, dense and per-rank gradients and losses as a golden "
                  "directory (the reference's names)");
+  add_max_memory_flag(run, f.max_memory_mib,
+                      "the most the main job may take, in MiB: a shape or --steps whose model, "
+                      "gradients, activations and per-step records need more is refused before "
+                      "the run (default: half of this machine's memory)");
   run.add_flag("--json", f.json,
                "print the report as JSON instead of text (docs/json.md; logs stay on stderr)");
 }

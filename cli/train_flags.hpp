@@ -35,6 +35,7 @@ struct TrainFlags {
   std::optional<double> lr;            ///< SGD learning rate (--steps > 1 only)
   std::string init_from;               ///< a golden directory; empty: generated weights and data
   std::string save;                    ///< write the run as a golden directory; empty: do not
+  std::optional<std::uint64_t> max_memory_mib;  ///< the job's memory limit; absent: the default
   bool json = false;
 
   /// The first training flag the user gave ("--tp"), or empty: --scenario refuses them.

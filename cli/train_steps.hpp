@@ -39,6 +39,14 @@ class TrainingChecks {
   /// After a run that finished: every rank's check and every step's row into `report`.
   void fill(TrainReport& report);
 
+  /// What the records of `spec`'s run take, at least: one per rank and step, and a row per
+  /// step with a loss per replica (cli/train_memory.hpp counts them before the run).
+  static double record_bytes(const TrainSpec& spec) {
+    const double per_step = static_cast<double>(spec.layout.world_size()) * sizeof(StepRecord) +
+                            sizeof(TrainStepRow) + spec.layout.dp * sizeof(double);
+    return spec.training.steps * per_step;
+  }
+
   /// The last step of the dense run (--save writes it; its losses are the last ones).
   const DenseTrainingStep<Scalar>& last() const { return *last_; }
   /// Time spent on the dense run, in milliseconds.

@@ -46,8 +46,10 @@ Fabric::Fabric(const ClusterOptions& options, StackArena& stacks)
   if (!options_.faults.empty()) {
     faults_ = std::make_unique<detail::FaultInjector>(options_.faults, n);
   }
-  if (options_.find_latent_deadlocks && !faults_ &&
-      options_.send_mode.kind != SendMode::Kind::rendezvous) {
+  // Faults leave the check on: it judges the run as it happened. A kill fails the run (the
+  // check judges only runs that ended ok), a dropped message never reaches it (its receive,
+  // if any, waits: a deadlock), a delay changes only the schedule, a corruption only bits.
+  if (options_.find_latent_deadlocks && options_.send_mode.kind != SendMode::Kind::rendezvous) {
     latent_ = std::make_unique<detail::LatentDeadlocks>(n);
   }
 }

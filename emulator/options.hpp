@@ -83,7 +83,7 @@ struct ClusterOptions {
   /// traces do not depend on it.
   bool pin_threads = true;
   SendMode send_mode;
-  /// With a send mode that buffers and no fault plan: a run that finished only because sends
+  /// With a send mode that buffers, faults or not: a run that finished only because sends
   /// were buffered ends unsafe (exit 6, culprit `potential-deadlock`), as MUST reports a
   /// potential deadlock (detail/latent_deadlock.hpp). Off: buffering is taken as given.
   bool find_latent_deadlocks = true;

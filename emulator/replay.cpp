@@ -121,18 +121,6 @@ struct LargestBuffer {
   }
 };
 
-/// "17179869184 bytes (16.0 GiB)", "2097152 bytes (2.0 MiB)", "512 bytes".
-std::string format_bytes(std::uint64_t bytes) {
-  using Unit = std::pair<std::uint64_t, const char*>;
-  for (const auto& [size, unit] :
-       {Unit{1 << 30, "GiB"}, Unit{1 << 20, "MiB"}, Unit{1 << 10, "KiB"}}) {
-    if (bytes >= size) {
-      return fmt::format("{} bytes ({:.1f} {})", bytes, static_cast<double>(bytes) / size, unit);
-    }
-  }
-  return fmt::format("{} bytes", bytes);
-}
-
 /// Everything the ranks share, validated before the run starts.
 struct ReplayPlan {
   const Trace& trace;
@@ -432,6 +420,17 @@ void check_recorded_hashes(const Trace& trace, const MessageLinks& links, Replay
 }
 
 }  // namespace
+
+std::string format_bytes(std::uint64_t bytes) {
+  using Unit = std::pair<std::uint64_t, const char*>;
+  for (const auto& [size, unit] :
+       {Unit{1 << 30, "GiB"}, Unit{1 << 20, "MiB"}, Unit{1 << 10, "KiB"}}) {
+    if (bytes >= size) {
+      return fmt::format("{} bytes ({:.1f} {})", bytes, static_cast<double>(bytes) / size, unit);
+    }
+  }
+  return fmt::format("{} bytes", bytes);
+}
 
 ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
   ReplayPlan plan(trace, options);

@@ -69,6 +69,10 @@ struct ReplayOptions {
 /// rather than swapping or killed.
 std::uint64_t default_replay_memory_limit();
 
+/// "17179869184 bytes (16.0 GiB)", "2097152 bytes (2.0 MiB)", "512 bytes": how a memory
+/// limit and what asks more than it are printed (replay's refusal, the main job's).
+std::string format_bytes(std::uint64_t bytes);
+
 /// The first operation of one rank where the replay differs from the recording.
 struct ReplayDivergence {
   int rank = 0;

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -315,6 +316,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"max_memory_zero",
                  {"replay", "t.jsonl", "--max-memory-mib", "0"},
                  "--max-memory-mib: must be at least 1, got 0"},
+        BadInput{"run_max_memory_zero",
+                 {"run", "--max-memory-mib", "0"},
+                 "--max-memory-mib: must be at least 1, got 0"},
+        // The main job's memory, estimated from the flags: these ended in a bare
+        // std::bad_alloc, the last after 28 s.
+        BadInput{"main_job_shape_over_memory",
+                 {"run", "--hidden", "65536", "--inter", "65536"},
+                 "--hidden 65536 --inter 65536 --layers 4 with --dp 2 and --steps 1 (f32) need "
+                 "at least "},
+        BadInput{"main_job_steps_over_memory",
+                 {"run", "--steps", "2147483647"},
+                 "with --dp 2 and --steps 2147483647 (f32) need at least "},
+        BadInput{"main_job_layers_over_memory",
+                 {"run", "--layers", "1048576", "--pp", "2"},
+                 "--layers 1048576 with --dp 2"},
+        BadInput{"main_job_over_max_memory",
+                 {"run", "--hidden", "1024", "--inter", "1024", "--max-memory-mib", "1"},
+                 "over the memory limit of 1048576 bytes (1.0 MiB) (--max-memory-mib 1)"},
+        BadInput{"max_memory_with_scenario",
+                 {"run", "--scenario", "ring", "--max-memory-mib", "64"},
+                 "--max-memory-mib"},
         BadInput{"max_events_negative",
                  {"export", "t.jsonl", "--html", "t.html", "--max-events", "-5"},
                  "--max-events: must not be negative, got -5"},
@@ -385,6 +407,30 @@ TEST(CliTest, ReplayWritesTheWaitGraph) {
   const std::string dot = read_file(cwd / "out/replay.dot");
   EXPECT_TRUE(dot.starts_with("digraph")) << dot;
   EXPECT_EQ(dot, read_file(cwd / "run.dot"));
+}
+
+//! The main job's memory is judged from its flags, up front: a shape no machine holds is
+//! refused at once (it was a bare std::bad_alloc, after 28 s for --layers 1048576), the
+//! default limit names itself, and the seed's job fits in 1 MiB of estimate.
+TEST(CliTest, MainJobMemoryIsEstimatedUpFront) {
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = ranklab({"run", "--layers", "1048576", "--pp", "2"});
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start);
+  expect_usage_error(r, "half of this machine's memory (--max-memory-mib sets it)");
+  EXPECT_LT(seconds.count(), 10.0) << "refused only after the allocation began";
+  const Result fits = ranklab({"run", "--no-trace", "--max-memory-mib", "1"});
+  EXPECT_EQ(fits.code, 0) << show(fits);
+}
+
+//! A --fault leaves the potential-deadlock check on: send-send under eager is exit 6 with
+//! a fault that never fires (it was exit 0, the check silently off) and with a delay.
+TEST(CliTest, FaultsKeepThePotentialDeadlockCheck) {
+  for (const char* fault : {"kill:0@99", "delay:1@0:10"}) {
+    const Result r =
+        ranklab({"run", "--scenario", "send-send", "--send-mode", "eager", "--fault", fault});
+    EXPECT_EQ(r.code, 6) << fault << "\n" << show(r);
+    EXPECT_TRUE(has(r, "culprit (potential-deadlock)")) << fault;
+  }
 }
 
 //! `ranklab run` with no arguments runs the main job, exits 0 and writes

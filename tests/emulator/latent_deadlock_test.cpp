@@ -175,13 +175,27 @@ TEST_P(LatentDeadlockTest, SendNobodyReceives) {
 }
 
 //! eager<=BYTES buffers only small messages: the exchange of 4 bytes under eager<=4 is a
-//! potential deadlock; no check runs under a fault plan (faults make their own reports).
-TEST_P(LatentDeadlockTest, EagerLimitAndFaults) {
+//! potential deadlock.
+TEST_P(LatentDeadlockTest, EagerLimit) {
   EXPECT_EQ(run(exchange, "eager<=4").status, RunStatus::unsafe);
-  ClusterOptions options = GetParam().options();
-  options.send_mode = SendMode::parse("eager");
-  options.faults.faults.push_back(FaultSpec::parse("delay:0@0:3"));
-  EXPECT_TRUE(run_ok(run_ranks(options, exchange)));
+}
+
+//! A fault plan leaves the check on (it was off under any --fault, even one that never
+//! fired, without a word): a delay or a kill that never comes leaves the exchange a
+//! potential deadlock; a kill that comes fails the run, as without the check.
+TEST_P(LatentDeadlockTest, FaultsKeepTheCheck) {
+  const auto run_with = [this](const char* fault) {
+    ClusterOptions options = GetParam().options();
+    options.send_mode = SendMode::parse("eager");
+    options.faults.faults.push_back(FaultSpec::parse(fault));
+    return run_ranks(options, exchange);
+  };
+  for (const char* fault : {"delay:0@0:3", "delay:1@1:5", "kill:0@99"}) {
+    const RunReport report = run_with(fault);
+    EXPECT_EQ(report.status, RunStatus::unsafe) << fault << ": " << report.summary;
+    EXPECT_EQ(report.culprit.kind, CulpritKind::potential_deadlock) << fault;
+  }
+  EXPECT_EQ(run_with("kill:1@0").status, RunStatus::rank_failed);
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, LatentDeadlockTest,
