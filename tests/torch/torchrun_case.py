@@ -143,9 +143,8 @@ def ddp_mixed_precision():
     """DDP under CPU autocast (float32 gradients) and on a bfloat16 model (bfloat16 gradients
     all-reduced through the fabric): Gloo 1.13 has no bfloat16, so the script checks against
     the full-batch model and across ranks itself."""
-    out = torchrun("--nproc-per-node", "4", script("ddp_mixed.py"))
-    expect_lines(out, "DDP in torch.float32 under autocast: every rank equal",
-                 "DDP in torch.bfloat16: every rank equal", "result: ok: 4 ranks finished")
+    out = torchrun("--nproc-per-node", "4", script("ddp_mixed.py"))  # each rank asserts
+    expect_lines(out, "result: ok: 4 ranks finished")
 
 
 def ddp_vs_gloo():
