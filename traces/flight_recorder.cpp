@@ -8,11 +8,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "traces/call_site_table.hpp"
 #include "traces/error.hpp"
@@ -271,18 +269,6 @@ bool is_dump_name(const std::filesystem::path& path) {
          std::isdigit(static_cast<unsigned char>(stem.back()));
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  // A regular file's size is known before reading; the rest (a device, a folder) is refused
-  // by read_input_file, as for every other input.
-  std::error_code error;
-  const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (!error && size > kMaxDumpBytes) {
-    throw TraceError(fmt::format("{}: {} bytes is more than a Flight Recorder dump ({} at most)",
-                                 path.string(), size, kMaxDumpBytes));
-  }
-  return read_input_file(path, "Flight Recorder dump");
-}
-
 /// The dumps' host clocks as the operations' time (vt_post_ns, vt_end_ns: ns after the
 /// earliest kept entry was created), when every operation has its time_created_ns; what the
 /// header's config says of it ("time"), or null when some entry has none.
@@ -405,28 +391,12 @@ Trace import_flight_recorder(const std::vector<FrDumpFile>& files) {
 }
 
 Trace read_flight_recorder(const std::vector<std::filesystem::path>& inputs) {
-  std::vector<std::filesystem::path> paths;
-  for (const auto& input : inputs) {
-    std::error_code error;
-    if (!std::filesystem::is_directory(input, error)) {
-      paths.push_back(input);
-      continue;
-    }
-    std::vector<std::filesystem::path> inside;
-    for (const auto& item : std::filesystem::directory_iterator(input, error)) {
-      if (item.is_regular_file() && is_dump_name(item.path())) inside.push_back(item.path());
-    }
-    if (error) throw TraceError(fmt::format("{}: cannot list: {}", input.string(), error.message()));
-    if (inside.empty()) {
-      throw TraceError(fmt::format(
-          "{}: a folder without dumps (files named for their rank, as nccl_trace_rank_3)",
-          input.string()));
-    }
-    std::sort(inside.begin(), inside.end());
-    paths.insert(paths.end(), inside.begin(), inside.end());
-  }
   std::vector<FrDumpFile> files;
-  for (const auto& path : paths) files.push_back({path.string(), read_file(path)});
+  for (const auto& path : input_files(
+           inputs, is_dump_name, "dumps (files named for their rank, as nccl_trace_rank_3)")) {
+    files.push_back(
+        {path.string(), read_input_file(path, "a Flight Recorder dump", kMaxDumpBytes)});
+  }
   return import_flight_recorder(files);
 }
 
