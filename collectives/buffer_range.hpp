@@ -13,12 +13,13 @@
 
 namespace ranklab {
 
-/// The element types a buffer holds (data_type_of): float, double, std::int32_t,
-/// std::int64_t, std::uint8_t and std::byte.
+/// The element types a buffer holds (data_type_of): float, double, BFloat16, Float16,
+/// std::int32_t, std::int64_t, std::uint8_t and std::byte.
 template <typename T>
 concept BufferElement =
-    std::same_as<T, float> || std::same_as<T, double> || std::same_as<T, std::int32_t> ||
-    std::same_as<T, std::int64_t> || std::same_as<T, std::uint8_t> || std::same_as<T, std::byte>;
+    std::same_as<T, float> || std::same_as<T, double> || std::same_as<T, BFloat16> ||
+    std::same_as<T, Float16> || std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t> ||
+    std::same_as<T, std::uint8_t> || std::same_as<T, std::byte>;
 
 /// A range whose elements can be sent: contiguous, sized, of a BufferElement.
 template <typename R>

@@ -165,7 +165,7 @@ void expect_ascending_rank_fold(const ClusterParam& param, float big) {
     for (int k = 0; k < (me * 7) % 5; ++k) world.yield();
     std::vector<T> x(kElems);
     for (std::size_t i = 0; i < kElems; ++i) x[i] = x_of(me, i);
-    world.all_reduce(as_mutable_buffer(std::span(x)));
+    world.all_reduce(std::span(x));
     EXPECT_EQ(std::memcmp(x.data(), fold.data(), kElems * sizeof(T)), 0)
         << "rank " << me << ": " << to_string(data_type_of<T>()) << " x[0] = "
         << static_cast<float>(x[0]) << ", ascending fold " << static_cast<float>(fold[0]);
