@@ -135,8 +135,7 @@ void ProcessProxy::answer(WireMessage& message) {
   const auto op = field<std::string>(header, "op");
   if (op == "wait" || op == "test") return complete(header, op == "wait");
   Communicator& comm = group_of(header);
-  std::vector<std::byte>& payload = message.payload;
-  if (op == "isend" || op == "irecv") return post_point_to_point(header, comm, std::move(payload));
+  if (op == "isend" || op == "irecv") return post_point_to_point(header, comm, message.payload);
   if (op == "barrier") {
     // monitored_barrier is a barrier the reports name as the script does.
     if (const auto label = optional_field<std::string>(header, "label")) {
@@ -148,11 +147,11 @@ void ProcessProxy::answer(WireMessage& message) {
     connection_.send(json::object());
     return;
   }
-  collective(header, comm, payload);
+  collective(header, comm, message.payload);
 }
 
 void ProcessProxy::collective(const json& header, Communicator& comm,
-                              std::vector<std::byte>& payload) {
+                              std::span<std::byte> payload) {
   const auto op = field<std::string>(header, "op");
   const DataType dtype = dtype_of(header);
   const std::size_t in_count = total(field<std::vector<std::size_t>>(header, "counts"));
@@ -161,6 +160,7 @@ void ProcessProxy::collective(const json& header, Communicator& comm,
     throw UsageError(fmt::format("{} sent {} bytes for {} elements of {}", op, payload.size(),
                                  in_count, to_string(dtype)));
   }
+  // In place: a payload in the process's region is answered from where it lies.
   const MutableBuffer input{payload.data(), in_count, dtype};
   if (op == "all_reduce" || op == "broadcast" || op == "reduce") {
     if (op == "all_reduce") comm.all_reduce(input, {.op = reduce_of(header)});
@@ -202,7 +202,7 @@ void ProcessProxy::collective(const json& header, Communicator& comm,
 }
 
 void ProcessProxy::post_point_to_point(const json& header, Communicator& comm,
-                                       std::vector<std::byte>&& payload) {
+                                       std::span<const std::byte> payload) {
   const auto op = field<std::string>(header, "op");
   const DataType dtype = dtype_of(header);
   const std::size_t count = total(field<std::vector<std::size_t>>(header, "counts"));
@@ -213,7 +213,8 @@ void ProcessProxy::post_point_to_point(const json& header, Communicator& comm,
       throw UsageError(fmt::format("isend sent {} bytes for {} elements of {}", payload.size(),
                                    count, to_string(dtype)));
     }
-    pending->buffer = std::move(payload);
+    // Its own copy: the region the payload may lie in serves the process's next call.
+    pending->buffer.assign(payload.begin(), payload.end());
     pending->work = comm.isend(ConstBuffer{pending->buffer.data(), count, dtype},
                                field<int>(header, "peer"), tag);
   } else {

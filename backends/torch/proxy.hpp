@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -45,9 +46,9 @@ class ProcessProxy {
   /// Answers one call; throws what the fabric threw.
   void answer(WireMessage& message);
   void collective(const nlohmann::json& header, Communicator& comm,
-                  std::vector<std::byte>& payload);
+                  std::span<std::byte> payload);
   void post_point_to_point(const nlohmann::json& header, Communicator& comm,
-                           std::vector<std::byte>&& payload);
+                           std::span<const std::byte> payload);
   void complete(const nlohmann::json& header, bool wait);
   /// The call's group: the world, or the new_group of the global ranks it lists.
   Communicator& group_of(const nlohmann::json& header);

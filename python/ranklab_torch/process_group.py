@@ -102,21 +102,26 @@ class _PointToPointWork(dist.Work):
         self._completed = False
 
     def _finish(self, reply, payload):
+        if not reply.get("done", True):
+            return
         self._completed = True
         self._source = reply.get("source", -1)
         if payload:
             _fill(self._tensor, payload, 0)
 
+    def _complete(self, op):
+        answer = self._tensor.numel() * self._tensor.element_size()
+        self._group._call({"op": op, "handle": self._handle}, answer_bytes=answer,
+                          fill=self._finish)
+
     def wait(self, timeout=None):
         if not self._completed:
-            self._finish(*self._group._call({"op": "wait", "handle": self._handle}))
+            self._complete("wait")
         return True
 
     def is_completed(self):
         if not self._completed:
-            reply, payload = self._group._call({"op": "test", "handle": self._handle})
-            if reply.get("done"):
-                self._finish(reply, payload)
+            self._complete("test")
         return self._completed
 
     def is_success(self):
@@ -137,22 +142,26 @@ class _PointToPointWork(dist.Work):
         return future
 
 
-def call(connection, header, payloads=()):
-    """Every call goes through here: the coordinator's answer, or its error raised."""
+def call(connection, header, payloads=(), answer_bytes=0, fill=None):
+    """Every call goes through here: the coordinator's answer, or its error raised.
+    `fill(answer, payload)` reads the answer's payload (`answer_bytes` long): before another
+    call can reuse the shared region it may lie in."""
     stack = user_stack()
     header["site"] = stack[0] if stack else None
     header["stack"] = stack
     with _lock:
         try:
-            connection.send(header, payloads)
+            connection.send(header, payloads, answer_bytes)
             reply, payload = connection.receive()
         except ConnectionError as closed:
             raise ReleasedError("the job has ended") from closed
-    if "error" in reply:
-        if reply.get("released"):
-            raise ReleasedError(reply["error"])
-        raise RuntimeError(reply["error"])
-    return reply, payload
+        if "error" in reply:
+            if reply.get("released"):
+                raise ReleasedError(reply["error"])
+            raise RuntimeError(reply["error"])
+        if fill is not None:
+            fill(reply, payload)
+    return reply
 
 
 def world_barrier(connection, label):
@@ -172,9 +181,9 @@ class RanklabProcessGroup(dist.ProcessGroup):
     def getBackendName(self):
         return "ranklab"
 
-    def _call(self, header, payloads=()):
+    def _call(self, header, payloads=(), answer_bytes=0, fill=None):
         header["group"] = self._global_ranks
-        return call(self._connection, header, payloads)
+        return call(self._connection, header, payloads, answer_bytes, fill)
 
     def _collective(self, op, inputs, outputs, **fields):
         """Runs collective `op` on `inputs`' bytes; fills `outputs` from the answer."""
@@ -186,10 +195,13 @@ class RanklabProcessGroup(dist.ProcessGroup):
             if _dtype(t) != header["dtype"]:
                 raise RuntimeError(
                     f"ranklab: {op} mixes dtypes {inputs[0].dtype} and {t.dtype} in one call")
-        _, payload = self._call(header, [_bytes(t) for t in inputs])
-        offset = 0
-        for t in outputs:
-            offset = _fill(t, payload, offset)
+        def fill(_, payload):
+            offset = 0
+            for t in outputs:
+                offset = _fill(t, payload, offset)
+
+        answer = sum(t.numel() * t.element_size() for t in outputs)
+        self._call(header, [_bytes(t) for t in inputs], answer, fill)
 
     def allreduce(self, tensors, opts=None):
         op = _reduce_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
@@ -276,7 +288,7 @@ class RanklabProcessGroup(dist.ProcessGroup):
         header = {"op": op, "dtype": _dtype(tensor), "counts": [tensor.numel()],
                   "peer": peer, "tag": tag}
         payloads = [_bytes(tensor)] if op == "isend" else []
-        reply, _ = self._call(header, payloads)
+        reply = self._call(header, payloads)
         return _PointToPointWork(self, reply["handle"], tensor)
 
     def send(self, tensors, dstRank, tag=0):

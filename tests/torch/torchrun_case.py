@@ -139,6 +139,15 @@ def collectives_vs_gloo():
     compare_with_gloo("collectives.py", 4, "--gloo-only")
 
 
+def large_tensors():
+    """Tensors of 128 KiB to 12 MiB go through the processes' shared regions: every call that
+    carries them, checked in closed form (the script also checks that its region was used),
+    then against Gloo's results."""
+    out = torchrun("--nproc-per-node", "3", script("large_tensors.py"))
+    expect_lines(out, "result: ok: 3 ranks finished")
+    compare_with_gloo("large_tensors.py", 3, "--gloo-only")
+
+
 def ddp_mixed_precision():
     """DDP under CPU autocast (float32 gradients) and on a bfloat16 model (bfloat16 gradients
     all-reduced through the fabric): Gloo 1.13 has no bfloat16, so the script checks against
@@ -237,9 +246,10 @@ def two_nodes():
     expect_lines(worker_out, "node 1 of 2: ranks 2-3", "rank 3: exit status 0")
 
 
-CASES = {f.__name__: f for f in (two_nodes, pipeline_1f1b, order_and_forgotten_group, seed_step_hybrid, seed_step_modes, collectives, collectives_vs_gloo, ddp_vs_gloo, ddp_mixed_precision, skip_all_reduce,
-                                 both_send, both_send_eager, size_mismatch, raises,
-                                 deterministic_trace)}
+CASES = {f.__name__: f for f in (
+    two_nodes, pipeline_1f1b, order_and_forgotten_group, seed_step_hybrid, seed_step_modes,
+    collectives, collectives_vs_gloo, large_tensors, ddp_vs_gloo, ddp_mixed_precision,
+    skip_all_reduce, both_send, both_send_eager, size_mismatch, raises, deterministic_trace)}
 
 
 def main():
