@@ -354,17 +354,21 @@ class Compare:
 
     # ------------------------------------------------------------------ driver
     def torchrun(self, round_):
-        """`ranklab torchrun` beside Gloo on the same 8-process DDP script, and a hang's report."""
+        """`ranklab torchrun` beside Gloo on the same 8-process DDP script (the seed's size,
+        and hidden 512, whose 16 MiB buckets go through the shared regions), and a hang's
+        report."""
         ranklab = self.bin("cli", "ranklab")
         script = os.path.join(ROOT, "bench", "torch_ddp_step.py")
         sides = [("ranklab", []), ("gloo", ["--keep-backend"])]
-        for name, flags in sides if round_ % 2 == 0 else sides[::-1]:
-            r = run([ranklab, "torchrun", "--nproc-per-node", "8", *flags, script], 600,
-                    cwd=self.work)
-            r.update(parse_torch(r["stderr"]))
-            r.pop("stdout")
-            r["stderr"] = r["stderr"][-2000:]
-            self.add(f"torchrun/{name}", r)
+        models = [("", []), ("_h512", ["--hidden", "512", "--steps", "10", "--warmup", "2"])]
+        for model, model_args in models:
+            for name, flags in sides if round_ % 2 == 0 else sides[::-1]:
+                r = run([ranklab, "torchrun", "--nproc-per-node", "8", "--no-trace", *flags,
+                         script, *model_args], 600, cwd=self.work)
+                r.update(parse_torch(r["stderr"]))
+                r.pop("stdout")
+                r["stderr"] = r["stderr"][-2000:]
+                self.add(f"torchrun/{name}{model}", r)
         stamp = os.path.join(self.work, "hang_blocked_at")
         r = run([ranklab, "torchrun", "--nproc-per-node", "2",
                  os.path.join(ROOT, "bench", "torch_hang.py"), stamp], 300, cwd=self.work)

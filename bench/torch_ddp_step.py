@@ -1,6 +1,8 @@
 """One DistributedDataParallel training step, timed: the script bench/compare's torchrun section
 runs under `ranklab torchrun` and, with --keep-backend, on PyTorch's own Gloo. An MLP the size
-of the seed's (hidden 32, intermediate 64, 4 layers, 8 samples of 16 tokens per rank), float32.
+of the seed's (hidden 32, intermediate 64, 4 layers, 8 samples of 16 tokens per rank), float32;
+`--hidden 512` makes it 4.2 M parameters, so DDP's all_reduce carries 16 MiB buckets (the
+payloads a real model's gradients give).
 
 Prints, on rank 0: "torch step over N steps: median X ms, min Y, max Z".
 """
@@ -15,6 +17,7 @@ from torch.nn.parallel import DistributedDataParallel
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=30)
 parser.add_argument("--warmup", type=int, default=5)
+parser.add_argument("--hidden", type=int, default=32)
 args = parser.parse_args()
 
 dist.init_process_group("gloo")
@@ -22,11 +25,12 @@ rank = dist.get_rank()
 torch.manual_seed(0)
 layers = []
 for _ in range(4):
-    layers += [torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 32)]
+    layers += [torch.nn.Linear(args.hidden, 2 * args.hidden), torch.nn.GELU(),
+               torch.nn.Linear(2 * args.hidden, args.hidden)]
 model = DistributedDataParallel(torch.nn.Sequential(*layers))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-data = torch.randn(8 * 16, 32)
-target = torch.randn(8 * 16, 32)
+data = torch.randn(8 * 16, args.hidden)
+target = torch.randn(8 * 16, args.hidden)
 times = []
 for step in range(args.warmup + args.steps):
     dist.barrier()
