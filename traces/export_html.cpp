@@ -92,11 +92,14 @@ class SliceStates {
     for (const EventRef ref : blocked_events(trace, verdict)) blocked_.emplace(ref.rank, ref.index);
   }
 
-  const char* of(const TraceEvent& event, int rank, std::size_t index) const {
-    if (blocked_.contains({rank, index})) return "blocked";
-    if (event.status != OpStatus::completed) return "pending";
-    if (event.op == OpKind::send && !received_.contains({rank, index})) return "lost";
-    return "done";
+  /// "done", "pending", "blocked", "lost", or "blocked lost": a send the recording
+  /// completed (buffered) and no receive took, which the replay blocks in.
+  std::string of(const TraceEvent& event, int rank, std::size_t index) const {
+    const bool lost = event.op == OpKind::send && event.status == OpStatus::completed &&
+                      !received_.contains({rank, index});
+    if (blocked_.contains({rank, index})) return lost ? "blocked lost" : "blocked";
+    if (lost) return "lost";
+    return event.status == OpStatus::completed ? "done" : "pending";
   }
 
  private:

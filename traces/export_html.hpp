@@ -47,7 +47,8 @@ struct HtmlReportOptions {
 /// What the page draws, as JSON: title, world_size, time axis (time_base, time_unit,
 /// start, end in µs), events_total, events_shown, ranks (per rank, in time order:
 /// [start, duration, op, state, label, description, kind, site] with state "done",
-/// "pending", "blocked" (the verdict's) or "lost" (a completed send no receive took), kind
+/// "pending", "blocked" (the verdict's), "lost" (a completed send no receive took) or
+/// "blocked lost" (both: the replay blocks in a send the recording buffered), kind
 /// an index into `kinds` (group kinds) and site into `sites` (-1: none)), flows ([send
 /// rank, slot, recv rank, slot, leaves, lands]: slots into `ranks`, times in µs as
 /// message_span places them), compute (per rank: [start, duration, name], timed traces

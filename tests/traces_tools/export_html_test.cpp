@@ -164,6 +164,10 @@ TEST(ExportHtmlTest, MarksSendsNoReceiveTook) {
   EXPECT_EQ(data["ranks"][0][0][3], "lost");
   EXPECT_EQ(data["ranks"][1][0][2], "send");
   EXPECT_EQ(data["ranks"][1][0][3], "done");  // rank 0 received it
+  // A replay blocks in that send (rendezvous): both marks (SimGrid TI's missing_recv).
+  HtmlReportOptions options;
+  options.verdict = HtmlVerdict{.status = "deadlock", .blocked = {{0, 0}}};
+  EXPECT_EQ(html_report_data(trace, options)["ranks"][0][0][3], "blocked lost");
 }
 
 //! Tooltips carry the call site (file:line, function and label) through a shared table.
