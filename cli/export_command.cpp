@@ -1,6 +1,7 @@
 #include "cli/export_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -87,7 +88,8 @@ int export_command(const ExportFlags& flags) {
     HtmlReportOptions options{.title = std::filesystem::path(flags.trace).filename().string(),
                               .max_events = flags.max_events};
     if (!flags.no_verdict) {
-      options.verdict = diagnose_for_html(trace, input_name(flags.trace, flags.more_traces));
+      const std::string format = flags.format == "ranklab" ? "" : "--format " + flags.format + " ";
+      options.verdict = diagnose_for_html(trace, format + fmt::format("{}", fmt::join(paths, " ")));
     }
     write_html_report_file(flags.html, trace, options);
     std::cout << "html: " << flags.html << "\n";

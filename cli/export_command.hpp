@@ -1,6 +1,7 @@
 // `ranklab export TRACE --perfetto OUT.json | --html OUT.html | --flight-recorder DIR`: the
 // trace for a viewer (Chrome Trace Event JSON for ui.perfetto.dev, a self-contained HTML
-// report) or for PyTorch's Flight Recorder analyzer (one dump per rank).
+// report that opens with the replay's verdict: cli/html_verdict.hpp) or for PyTorch's Flight
+// Recorder analyzer (one dump per rank).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -10,7 +10,7 @@
 namespace ranklab::cli {
 namespace {
 
-HtmlVerdict verdict_of(const ReplayReport& report, const std::string& name) {
+HtmlVerdict verdict_of(const ReplayReport& report, const std::string& replay_args) {
   const RunReport& run = report.run;
   HtmlVerdict verdict{.status = to_string(run.status),
                       .summary = run.summary,
@@ -24,7 +24,7 @@ HtmlVerdict verdict_of(const ReplayReport& report, const std::string& name) {
   verdict.note = fmt::format(
       "Found by replaying the trace as `ranklab replay {}` does (policy rank-order, 1 thread, "
       "rendezvous sends); ",
-      name);
+      replay_args);
   verdict.note += report.reproduced()
                       ? "the replay reproduced the recording."
                       : fmt::format("the replay did not reproduce the recording: {} of {} "
@@ -35,12 +35,11 @@ HtmlVerdict verdict_of(const ReplayReport& report, const std::string& name) {
 
 }  // namespace
 
-HtmlVerdict diagnose_for_html(const Trace& trace, const std::string& name) {
+HtmlVerdict diagnose_for_html(const Trace& trace, const std::string& replay_args) {
   ReplayOptions options;
   options.cluster = to_cluster_options(ClusterFlags{}, trace.header.world_size);
-  options.cluster.trace_config = {{"program", "replay"}, {"replayed", name}};
   try {
-    return verdict_of(replay_trace(trace, options), name);
+    return verdict_of(replay_trace(trace, options), replay_args);
   } catch (const TraceError& e) {
     return {.note = fmt::format("Not diagnosed: the replay refused the trace: {}", e.what())};
   }

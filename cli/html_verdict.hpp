@@ -10,9 +10,10 @@
 
 namespace ranklab::cli {
 
-/// Replays `trace` (named `name` in the note) and returns its verdict. A trace the replay
+/// Replays `trace` and returns its verdict; `replay_args` are what `ranklab replay` would
+/// take for the same input ("--format pytorch-fr dumps/"), for the note. A trace the replay
 /// refuses (a buffer over the memory limit, ...) gets an empty status and the reason in
 /// the note: the page is still written.
-HtmlVerdict diagnose_for_html(const Trace& trace, const std::string& name);
+HtmlVerdict diagnose_for_html(const Trace& trace, const std::string& replay_args);
 
 }  // namespace ranklab::cli

@@ -140,6 +140,21 @@ class ChromiumReportTest : public ::testing::Test {
     return line_starting(replay.out, "culprit (");
   }
 
+  /// The verdict on the page of `trace`: the status, the culprit kind, the line `ranklab
+  /// replay` prints word for word, how many operations are outlined as blocked, the cycle.
+  static void expect_verdict(const std::string& dom, const std::filesystem::path& trace,
+                             const std::string& kind, int blocked, const std::string& cycle) {
+    EXPECT_EQ(html_attribute(dom, "data-verdict"), "deadlock");
+    EXPECT_EQ(html_attribute(dom, "data-culprit-kind"), kind);
+    EXPECT_EQ(int_attribute(dom, "data-blocked"), blocked);
+    EXPECT_EQ(html_attribute(dom, "data-cycle"), cycle);
+    const std::string culprit = replay_culprit(trace);
+    ASSERT_TRUE(culprit.starts_with("culprit (" + kind + "): ")) << culprit;
+    EXPECT_NE(unescaped(dom).find(culprit), std::string::npos) << culprit;
+    // The verdict comes before the timeline.
+    EXPECT_LT(dom.find("id=\"verdict\""), dom.find("id=\"timeline\""));
+  }
+
   std::string chromium_;
   testing::TempDir dir_{"ranklab_chromium"};
 };
@@ -197,13 +212,7 @@ TEST_F(ChromiumReportTest, ManyRanksGetGroupedRows) {
 TEST_F(ChromiumReportTest, ManyRanksDeadlockSaysTheVerdict) {
   const auto trace = record("missing_barrier512.jsonl", "--scenario missing-barrier --world 512");
   const std::string dom = render_trace(trace);
-  EXPECT_EQ(html_attribute(dom, "data-verdict"), "deadlock");
-  EXPECT_EQ(html_attribute(dom, "data-culprit-kind"), "missing-participant");
-  EXPECT_EQ(int_attribute(dom, "data-blocked"), 511);
-  EXPECT_EQ(html_attribute(dom, "data-cycle"), "");
-  const std::string culprit = replay_culprit(trace);
-  ASSERT_FALSE(culprit.empty());
-  EXPECT_NE(unescaped(dom).find(culprit), std::string::npos) << culprit;
+  expect_verdict(dom, trace, "missing-participant", 511, "");
   EXPECT_EQ(int_attribute(dom, "data-rows"), 64);
   EXPECT_EQ(int_attribute(dom, "data-label-overlaps"), 0);
   EXPECT_NE(dom.find("and 495 more ranks"), std::string::npos);  // the list stays short
@@ -215,17 +224,10 @@ TEST_F(ChromiumReportTest, ManyRanksDeadlockSaysTheVerdict) {
 //! 0 drawn as two edges, their call sites in the tooltips.
 TEST_F(ChromiumReportTest, SendSendDeadlockSaysTheVerdict) {
   const std::string dom = render("send_send_deadlock.jsonl");
-  EXPECT_EQ(html_attribute(dom, "data-verdict"), "deadlock");
-  EXPECT_EQ(html_attribute(dom, "data-culprit-kind"), "send-cycle");
-  EXPECT_EQ(int_attribute(dom, "data-blocked"), 2);
-  EXPECT_EQ(html_attribute(dom, "data-cycle"), "0 -> 1 -> 0");
+  expect_verdict(dom, tools_testing::examples_dir() / "send_send_deadlock.jsonl", "send-cycle", 2,
+                 "0 -> 1 -> 0");
   EXPECT_EQ(int_attribute(dom, "data-cycle-edges"), 2);
   EXPECT_EQ(int_attribute(dom, "data-site-tooltips"), 2);
-  const std::string culprit = replay_culprit(tools_testing::examples_dir() / "send_send_deadlock.jsonl");
-  ASSERT_FALSE(culprit.empty());
-  EXPECT_NE(unescaped(dom).find(culprit), std::string::npos) << culprit;
-  // The verdict comes before the timeline.
-  EXPECT_LT(dom.find("id=\"verdict\""), dom.find("id=\"timeline\""));
   EXPECT_EQ(dom.find(">1 ticks<"), std::string::npos);
   screenshot("send_send_deadlock");
 }
@@ -234,17 +236,12 @@ TEST_F(ChromiumReportTest, SendSendDeadlockSaysTheVerdict) {
 //! three ranks' barriers outlined, no cycle drawn.
 TEST_F(ChromiumReportTest, MissingBarrierSaysTheVerdict) {
   const std::string dom = render("missing_barrier_deadlock.jsonl");
-  EXPECT_EQ(html_attribute(dom, "data-verdict"), "deadlock");
-  EXPECT_EQ(html_attribute(dom, "data-culprit-kind"), "missing-participant");
-  EXPECT_EQ(int_attribute(dom, "data-blocked"), 3);
-  EXPECT_EQ(html_attribute(dom, "data-cycle"), "");
+  expect_verdict(dom, tools_testing::examples_dir() / "missing_barrier_deadlock.jsonl",
+                 "missing-participant", 3, "");
   EXPECT_EQ(int_attribute(dom, "data-cycle-edges"), 0);
   EXPECT_EQ(int_attribute(dom, "data-rows"), 4);
   EXPECT_EQ(int_attribute(dom, "data-arrows"), 0);
   EXPECT_EQ(int_attribute(dom, "data-cells"), 0);
-  const std::string culprit =
-      replay_culprit(tools_testing::examples_dir() / "missing_barrier_deadlock.jsonl");
-  EXPECT_NE(unescaped(dom).find(culprit), std::string::npos) << culprit;
 }
 
 //! A timed run (the main job under a cost model, compute priced): compute slices drawn,
