@@ -1,6 +1,7 @@
 #include "cli/export_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include "traces/error.hpp"
 #include "traces/export_flight_recorder.hpp"
+#include "cli/html_verdict.hpp"
 #include "traces/export_html.hpp"
 #include "traces/export_perfetto.hpp"
 #include "cli/trace_input_flags.hpp"
@@ -34,6 +36,9 @@ CLI::App& add_export_command(CLI::App& app, ExportFlags& flags) {
   command.add_option("--flight-recorder-json", flags.flight_recorder_json,
                      "write the dumps in their JSON form (nccl_trace_rank_N.json, no frames) "
                      "into this folder, another than --flight-recorder's");
+  command.add_flag("--no-verdict", flags.no_verdict,
+                   "HTML report without the verdict (which replays the trace as `ranklab replay` "
+                   "does: time and memory on a big trace)");
   command
       .add_option("--max-events", flags.max_events,
                   "operations drawn on the HTML timeline, earliest first (0: all)")
@@ -80,8 +85,12 @@ int export_command(const ExportFlags& flags) {
     }
   }
   if (!flags.html.empty()) {
-    const HtmlReportOptions options{.title = std::filesystem::path(flags.trace).filename().string(),
-                                    .max_events = flags.max_events};
+    HtmlReportOptions options{.title = std::filesystem::path(flags.trace).filename().string(),
+                              .max_events = flags.max_events};
+    if (!flags.no_verdict) {
+      const std::string format = flags.format == "ranklab" ? "" : "--format " + flags.format + " ";
+      options.verdict = diagnose_for_html(trace, format + fmt::format("{}", fmt::join(paths, " ")));
+    }
     write_html_report_file(flags.html, trace, options);
     std::cout << "html: " << flags.html << "\n";
   }

@@ -1,6 +1,7 @@
 // `ranklab export TRACE --perfetto OUT.json | --html OUT.html | --flight-recorder DIR`: the
 // trace for a viewer (Chrome Trace Event JSON for ui.perfetto.dev, a self-contained HTML
-// report) or for PyTorch's Flight Recorder analyzer (one dump per rank).
+// report that opens with the replay's verdict: cli/html_verdict.hpp) or for PyTorch's Flight
+// Recorder analyzer (one dump per rank).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@ struct ExportFlags {
   std::string flight_recorder;       ///< a folder for pickle dumps; empty: not asked for
   std::string flight_recorder_json;  ///< a folder for JSON dumps; empty: not asked for
   std::size_t max_events = 20'000;
+  bool no_verdict = false;  ///< --no-verdict: the HTML report without replaying the trace
   /// Perfetto's viewer slows to a crawl past a few hundred thousand slices (a 1 M-event trace
   /// made a 388 MB file): big traces are cut to their earliest operations, and say so.
   std::size_t perfetto_max_events = 250'000;

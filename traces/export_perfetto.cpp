@@ -15,6 +15,7 @@
 #include "traces/output_file.hpp"
 #include "traces/progress.hpp"
 #include "traces/timeline.hpp"
+#include "traces/timeline_shapes.hpp"
 
 namespace ranklab {
 namespace {
@@ -72,27 +73,6 @@ void add_rank_metadata(EventWriter& events, int rank, int world_size, bool has_c
   }
 }
 
-/// "forward L3 m2 c0": a compute event as its slice is named.
-std::string compute_name(const ComputeItem& item) {
-  std::string name = item.label.empty() ? "compute" : item.label;
-  if (item.layer >= 0) name += fmt::format(" L{}", item.layer);
-  if (item.microbatch >= 0) name += fmt::format(" m{}", item.microbatch);
-  if (item.chunk >= 0) name += fmt::format(" c{}", item.chunk);
-  return name;
-}
-
-/// Whether any compute event of the rank carries virtual times (a timed trace).
-bool has_timed_compute(const std::vector<TraceEvent>& events) {
-  for (const TraceEvent& e : events) {
-    for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
-      for (const ComputeItem& item : work->items) {
-        if (item.vt_start_ns != kNoTime) return true;
-      }
-    }
-  }
-  return false;
-}
-
 /// The rank's compute events on its compute thread, where the cost model put them (virtual
 /// time only: a logical axis has no durations for compute).
 void add_compute_slices(EventWriter& events, const Trace& trace, const Timeline& timeline,
@@ -103,19 +83,15 @@ void add_compute_slices(EventWriter& events, const Trace& trace, const Timeline&
   for (std::size_t index = 0; index < rank_events.size(); ++index) {
     if (!shown[index]) continue;
     const TraceEvent& e = rank_events[index];
-    for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
-      for (const ComputeItem& item : work->items) {
-        if (item.vt_start_ns == kNoTime || item.vt_end_ns == kNoTime) continue;
-        nlohmann::json args = {{"before_rank_seq", e.rank_seq}};
-        if (work == &e.compute_after) args = {{"after_rank_seq", e.rank_seq}};
-        if (item.flops != 0) args["flops"] = item.flops;
-        if (item.seconds != 0) args["s"] = item.seconds;
-        events.add(
-            R"({{"ph":"X","name":{},"cat":"compute","pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})",
-            quote_json(compute_name(item)), rank + 1, tid,
-            micros(static_cast<double>(item.vt_start_ns)),
-            micros(static_cast<double>(item.vt_end_ns - item.vt_start_ns)), args.dump());
-      }
+    for (const ComputeSlice& slice : timed_compute(e)) {
+      const ComputeItem& item = *slice.item;
+      nlohmann::json args = {{slice.after ? "after_rank_seq" : "before_rank_seq", e.rank_seq}};
+      if (item.flops != 0) args["flops"] = item.flops;
+      if (item.seconds != 0) args["s"] = item.seconds;
+      events.add(
+          R"({{"ph":"X","name":{},"cat":"compute","pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})",
+          quote_json(slice.name), rank + 1, tid, micros(static_cast<double>(item.vt_start_ns)),
+          micros(static_cast<double>(item.vt_end_ns - item.vt_start_ns)), args.dump());
     }
   }
 }
@@ -137,17 +113,7 @@ void add_slices(EventWriter& events, const Trace& trace, const Timeline& timelin
   }
 }
 
-/// A point `inset` inside [start, start + duration] from `at` (the ends bind to the slice
-/// that encloses them, "bp":"e": a point on the boundary could bind to its neighbour).
-double inside(const Placement& slice, double at) {
-  const double inset = std::min(slice.duration_ns / 4, 1.0);
-  return std::clamp(at, slice.start_ns + inset, slice.start_ns + slice.duration_ns - inset);
-}
-
-/// An arrow leaves the send when the message leaves (once both sides are posted: the later
-/// post, inside the send's slice) and lands on the receive's completion (the end of its
-/// slice), so it never points back in time: a receive completes no earlier than its send
-/// was posted, on either axis.
+/// An arrow per message whose two ends are drawn, as message_span places it.
 void add_flows(EventWriter& events, const Trace& trace, const Timeline& timeline,
                const std::vector<std::vector<bool>>& shown) {
   const auto drawn = [&](EventRef ref) {
@@ -158,15 +124,12 @@ void add_flows(EventWriter& events, const Trace& trace, const Timeline& timeline
     ++id;
     if (!drawn(link.send) || !drawn(link.recv)) continue;
     const std::string name = fmt::format("\"msg {}:{}\"", link.id.sender, link.id.sender_seq);
-    const Placement& send = timeline.at(link.send);
-    const Placement& recv = timeline.at(link.recv);
-    const double leaves = inside(send, std::max(send.start_ns, recv.start_ns));
-    const double lands = std::max(leaves, inside(recv, recv.start_ns + recv.duration_ns));
+    const MessageSpan span = message_span(timeline, link);
     events.add(R"({{"ph":"s","name":{},"cat":"message","id":{},"pid":{},"tid":{},"ts":{}}})", name,
-               id, link.send.rank + 1, link.send.rank + 1, micros(leaves));
+               id, link.send.rank + 1, link.send.rank + 1, micros(span.leaves_ns));
     events.add(
         R"({{"ph":"f","bp":"e","name":{},"cat":"message","id":{},"pid":{},"tid":{},"ts":{}}})",
-        name, id, link.recv.rank + 1, link.recv.rank + 1, micros(lands));
+        name, id, link.recv.rank + 1, link.recv.rank + 1, micros(span.lands_ns));
   }
 }
 

@@ -35,7 +35,10 @@ std::string tick_label(double at, double step, const Unit& unit) {
   // Enough decimals to tell ticks one step apart, no more.
   const double step_in_unit = step / unit.scale;
   const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step_in_unit) - 1e-9)));
-  return fmt::format("{:.{}f} {}", at / unit.scale, decimals, unit.name);
+  const std::string number = fmt::format("{:.{}f}", at / unit.scale, decimals);
+  // "1 tick", never "1 ticks" (the other units are symbols: "1 us").
+  if (number == "1" && std::string_view(unit.name) == "ticks") return "1 tick";
+  return number + " " + unit.name;
 }
 
 // Ticks every `step` over [start, end] with their labels, or none if two labels would touch.

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "tests/traces/sample_trace.hpp"
 #include "traces/export_html.hpp"
@@ -17,7 +20,7 @@ bool ends_with(const std::string& text, const std::string& tail) {
   return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// Every tick in [start, end], increasing, labelled "<number> <unit>", no two alike, each
+// Every tick in [start, end], increasing, labelled "<number> <unit>" ("1 tick"), no two alike, each
 // label ending (2 px right of its tick, estimated width) before the next one starts.
 void expect_readable_axis(const TimelineLayout& layout, double start, double end) {
   ASSERT_GE(layout.ticks.size(), 3u) << layout.unit;
@@ -26,7 +29,7 @@ void expect_readable_axis(const TimelineLayout& layout, double start, double end
     const AxisTick& t = layout.ticks[i];
     EXPECT_GE(t.at, start - 1e-9);
     EXPECT_LE(t.at, end + 1e-9);
-    EXPECT_TRUE(ends_with(t.label, " " + layout.unit)) << t.label;
+    EXPECT_TRUE(ends_with(t.label, " " + layout.unit) || t.label == "1 tick") << t.label;
     EXPECT_TRUE(labels.insert(t.label).second) << "two ticks read " << t.label;
     EXPECT_DOUBLE_EQ(t.width, label_width(t.label));
     if (i == 0) continue;
@@ -123,7 +126,22 @@ TEST(ReportLayoutTest, ReportCarriesTheLayout) {
   EXPECT_EQ(layout["rows"][1]["label"], "ranks 8-15");
   EXPECT_EQ(layout["unit"], "ticks");
   ASSERT_GE(layout["ticks"].size(), 2u);
-  EXPECT_TRUE(ends_with(layout["ticks"][1]["label"].get<std::string>(), " ticks"));
+  EXPECT_TRUE(ends_with(layout["ticks"][1]["label"].get<std::string>(), " tick") ||
+              ends_with(layout["ticks"][1]["label"].get<std::string>(), " ticks"));
+}
+
+//! A logical axis reads "1 tick", never "1 ticks" (issue 28 §2), and its other labels stay
+//! plural ("0 ticks", "2 ticks").
+TEST(ReportLayoutTest, OneTickIsSingular) {
+  const TimelineLayout ticks = timeline_layout(2, TimeBase::lamport, 0, 4);
+  std::vector<std::string> labels;
+  for (const AxisTick& t : ticks.ticks) labels.push_back(t.label);
+  EXPECT_NE(std::find(labels.begin(), labels.end(), "1 tick"), labels.end()) << labels.size();
+  EXPECT_NE(std::find(labels.begin(), labels.end(), "2 ticks"), labels.end());
+  for (const std::string& label : labels) EXPECT_NE(label, "1 ticks");
+  const TimelineLayout one = timeline_layout(2, TimeBase::lamport, 1, 1);
+  ASSERT_EQ(one.ticks.size(), 1u);
+  EXPECT_EQ(one.ticks[0].label, "1 tick");
 }
 
 }  // namespace
