@@ -44,8 +44,18 @@ class ScenarioJob final : public Job {
   const ClusterOptions& options() const override { return options_; }
 
   JobOutcome run(ClusterOptions options) const override {
+    return run_recording(std::move(options), /*record=*/true);
+  }
+
+  // The cost model times the trace, so it records one all the same.
+  JobOutcome run_unrecorded(ClusterOptions options) const override {
+    return run_recording(std::move(options), /*record=*/cost_.has_value());
+  }
+
+ private:
+  JobOutcome run_recording(ClusterOptions options, bool record) const {
     const LaunchOptions launch{.algorithm = algorithm_,
-                               .record = true,
+                               .record = record,
                                .trace_config = {{"program", "scenario"},
                                                 {"scenario", scenario_.name},
                                                 {"count", params_.count},
@@ -86,7 +96,6 @@ class ScenarioJob final : public Job {
     return out;
   }
 
- private:
   const Scenario& scenario_;
   ScenarioParams params_;
   Algorithm algorithm_;

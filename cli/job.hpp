@@ -57,6 +57,12 @@ class Job {
   /// One run on a fresh cluster with `options` (normally options() with another policy and
   /// a schedule log). Records the trace in memory; writes no file. Thread-safe.
   virtual JobOutcome run(ClusterOptions options) const = 0;
+  /// The same run where nobody reads its trace (no --trace): a job may then record none
+  /// (the outcome's trace is empty), as a scenario does at a million ranks, whose two events
+  /// a rank would be a tenth of the run's memory. By default, run().
+  virtual JobOutcome run_unrecorded(ClusterOptions options) const {
+    return run(std::move(options));
+  }
 };
 
 /// The job `flags` name: --scenario's, or the main job. Throws UsageError for bad flags

@@ -130,7 +130,8 @@ int run_command(const RunFlags& flags) {
   }
   const std::unique_ptr<Job> job = make_job(flags);
   spdlog::info("starting {}", job->describe());
-  const JobOutcome outcome = job->run(job->options());
+  const JobOutcome outcome = flags.cluster.trace_path.empty() ? job->run_unrecorded(job->options())
+                                                               : job->run(job->options());
   spdlog::info("run ended: {}", to_string(outcome.report.status));
   write_trace_if_asked(flags.cluster, outcome.trace);
   write_wait_graph(flags.cluster.wait_graph_path, outcome.report);

@@ -3,7 +3,9 @@
 // must not build it, and explore builds neither for a passing schedule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "cli/job.hpp"
 #include "tests/support/cluster_params.hpp"
@@ -70,6 +72,44 @@ TEST(JobOutcomeTest, NoRendererGivesEmptyReports) {
   EXPECT_EQ(out.text(), "");
   EXPECT_TRUE(out.json().is_null());
 }
+
+// A scenario nobody asked a trace of records none (a million ranks' two events each were a
+// tenth of the run's memory), and its report is the one the recorded run prints: the
+// fabric's own ring of recent events stands in for the sink's. Failing scenarios too, whose
+// reports list each rank's last events, under both thread counts.
+class UnrecordedScenarioTest
+    : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(UnrecordedScenarioTest, RecordsNoTraceAndReportsTheSame) {
+  const auto& [name, threads] = GetParam();
+  RunFlags flags;
+  flags.scenario = name;
+  flags.cluster.threads = threads;
+  const std::unique_ptr<Job> job = make_job(flags);
+  JobOutcome recorded = job->run(job->options());
+  JobOutcome unrecorded = job->run_unrecorded(job->options());
+  const auto events = [](const Trace& trace) {
+    std::size_t n = 0;
+    for (const auto& rank : trace.ranks) n += rank.size();
+    return n;
+  };
+  EXPECT_GT(events(recorded.trace), 0u);
+  EXPECT_EQ(events(unrecorded.trace), 0u);
+  EXPECT_EQ(unrecorded.exit_code, recorded.exit_code);
+  EXPECT_EQ(unrecorded.text(), recorded.text());
+  EXPECT_EQ(unrecorded.json().dump(), recorded.json().dump());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenarios, UnrecordedScenarioTest,
+    ::testing::Combine(::testing::Values("allreduce", "send-send", "missing-barrier",
+                                         "collective-mismatch", "crash", "tag-mismatch"),
+                       ::testing::Values(1, 2)),
+    [](const auto& param_info) {
+      std::string name = std::get<0>(param_info.param);
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name + "_t" + std::to_string(std::get<1>(param_info.param));
+    });
 
 }  // namespace
 }  // namespace ranklab::cli
