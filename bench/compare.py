@@ -265,6 +265,12 @@ class Compare:
                  "--count", "1"], 300)
         r.pop("stdout")
         self.add(f"scale/ranklab/{SCALE_MILLION}/t1", r)
+        # Issue 30 §2: the floor each large run is judged against, in the same round: as
+        # many bare fibers on the same stacks, each switched through once.
+        for n in SCALE_RANKLAB_ONLY + [SCALE_MILLION]:
+            r = run([self.bin("bench", "bare_fibers"), str(n)], 300)
+            r.pop("stdout")
+            self.add(f"scale/bare/{n}", r)
 
     def mpi(self, round_):
         self.raw["mpi_steps"] = MPI_STEPS
