@@ -89,6 +89,11 @@ std::string format_replay(const ReplayReport& report, std::string_view name) {
                    report.unfinished_requests.size());
     for (const std::string& line : report.unfinished_requests) out += "  " + line + "\n";
   }
+  if (!report.type_mismatches.empty()) {
+    fmt::format_to(it, "\nmessages whose types differ ({}): as the recording gives both calls\n",
+                   report.type_mismatches.size());
+    for (const std::string& line : report.type_mismatches) out += "  " + line + "\n";
+  }
   if (!report.divergences.empty()) {
     out += "\ndivergences (the first of each rank):\n";
     for (const ReplayDivergence& d : report.divergences) {
@@ -156,6 +161,8 @@ nlohmann::ordered_json replay_to_json(const ReplayReport& report, std::string_vi
       {"stops", stops},
       {"elapsed_ms", std::chrono::duration<double, std::milli>(report.elapsed).count()},
       {"operations_per_second", events_per_second(report)}});
+  // Only where there are some: every other replay's --json stays as it was.
+  if (!report.type_mismatches.empty()) j["type_mismatches"] = report.type_mismatches;
   j.update(run_report_json(report.run));
   return j;
 }

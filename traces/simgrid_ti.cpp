@@ -45,6 +45,7 @@ Trace Importer::import() {
   if (first_pass_ && saw_buffered_) plan_buffered(built.trace);
   settle(built);
   keep_receive_signatures(built.trace);
+  if (!type_mismatches_.empty()) built.trace.header.config["type_mismatches"] = type_mismatches_;
   locate(built.trace);
   return std::move(built.trace);
 }

@@ -39,7 +39,9 @@
 // Collectives run on the world (SMPI's replay does the same); COMP, the reduction's FLOPs,
 // becomes compute after it; reductions sum. Datatypes: 0 double (f64), 1 int (i32), 2 char,
 // 6 byte (u8), 3 short (2 bytes), 4 long (i64), 5 float (f32), and the rest of SMPI's table
-// by size; a point-to-point count of a type SMPI cannot replay (id 7 and up) is in bytes. A
+// by size; counts are in elements of their type, whatever it is (SMPI 3.29 and later). A
+// message whose two SMPI types differ where ranklab's cannot (integers of the other
+// signedness: MPI_UNSIGNED sent, MPI_INT received) is listed in config.type_mismatches. A
 // derived type (id -1) is refused: SMPI 3.32 writes its count, never its size. A
 // count that makes more than 2^48 of ranklab's elements (2^48 long doubles are 2^52 bytes) is
 // refused, as the JSONL reader refuses it.

@@ -43,12 +43,12 @@ void Importer::point_to_point(int rank, const std::vector<std::string_view>& w, 
   // A receive's count may be 0 or negative: SMPI then probes for the size.
   const std::int64_t raw = integer(w[4], "count");
   const std::uint64_t n = !send && raw < 0 ? 0 : count(w[4], "count");
+  // SMPI 3.29 and later write the count in elements of the type, whatever the type (3.28
+  // and older wrote bytes for the types their replay could not handle).
   const std::int64_t type = type_arg(w, 5, rank);
-  const ElementType element =
-      replayable_p2p_type(type) ? smpi_type(type) : ElementType{DataType::u8, 1};
+  const ElementType element = smpi_type(type);
   post_p2p(rank, w[1], send, peer, tag,
-           {raw >= 0, !replayable_p2p_type(type), element.dtype, in_elements(n, type, element)},
-           completion);
+           {raw >= 0, element.dtype, in_elements(n, type, element), type, n}, completion);
 }
 
 void Importer::buffer(int rank, std::uint64_t seq) {
@@ -68,10 +68,11 @@ void Importer::persistent_start(int rank, const std::vector<std::string_view>& w
   const int tag = tag_arg(w[3], send);
   const std::uint64_t bytes = count(w[4], "size");
   const std::int64_t type = type_arg(w, 5, rank);
-  ElementType element = replayable_p2p_type(type) ? smpi_type(type) : ElementType{DataType::u8, 1};
-  if (bytes % size_of(element.dtype) != 0) element = {DataType::u8, 1};
+  ElementType element = smpi_type(type);
+  if (bytes % (size_of(element.dtype) * element.per_element) != 0) element = {DataType::u8, 1};
   post_p2p(rank, "Start", send, send ? endpoint : kNoRank, tag,
-           {true, !replayable_p2p_type(type), element.dtype, bytes / size_of(element.dtype)},
+           {true, element.dtype, bytes / size_of(element.dtype), type,
+            bytes / (size_of(element.dtype) * element.per_element)},
            Completion::request);
 }
 

@@ -83,7 +83,7 @@ void Importer::settle_one(BuiltTrace& built, EventRef ref, const std::string& wh
   if (e.op == OpKind::recv) e.msg = {};
 }
 
-void Importer::keep_receive_signatures(Trace& trace) const {
+void Importer::keep_receive_signatures(Trace& trace) {
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (TraceEvent& e : trace.ranks[r]) {
       if (e.op != OpKind::recv || !e.msg.valid()) continue;
@@ -91,15 +91,36 @@ void Importer::keep_receive_signatures(Trace& trace) const {
       if (!own.known) continue;
       const Signature& sent =
           ranks_[static_cast<std::size_t>(e.msg.sender)].posted_as[e.msg.sender_seq];
-      const bool fits = own.in_bytes || sent.in_bytes
-                            ? own.count * size_of(own.dtype) >= e.bytes
-                            : own.dtype == e.dtype && own.count >= e.count;
-      if (fits) continue;
+      if (own.dtype == e.dtype && own.count >= e.count) {
+        // The fabric will see alike types: what only SMPI's names tell apart is said here.
+        if (const std::string_view why = signedness_clash(sent.smpi, own.smpi); !why.empty()) {
+          type_mismatches_.push_back(describe_type_mismatch(
+              trace, e, sent, own, fmt::format("the element types differ in signedness ({})", why)));
+        }
+        continue;
+      }
       e.dtype = own.dtype;
       e.count = own.count;
       e.bytes = own.count * size_of(own.dtype);
     }
   }
+}
+
+std::string Importer::line_of(int rank, std::uint64_t seq) const {
+  const Location at = ranks_[static_cast<std::size_t>(rank)].where[seq];
+  return fmt::format("{}:{}", files_[at.file].name, at.line);
+}
+
+std::string Importer::describe_type_mismatch(const Trace& trace, const TraceEvent& recv,
+                                             const Signature& sent, const Signature& own,
+                                             std::string_view why) const {
+  return fmt::format(
+      "message mismatch in {}: rank {} (op #{}) sends {} x {} to rank {} tag {} at {}; rank {} "
+      "(op #{}) receives it into {} x {} at {}: {}",
+      trace.header.groups.at(recv.group).name, recv.msg.sender, recv.msg.sender_seq,
+      sent.recorded, smpi_type_name(sent.smpi), recv.rank, recv.tag,
+      line_of(recv.msg.sender, recv.msg.sender_seq), recv.rank, recv.rank_seq, own.recorded,
+      smpi_type_name(own.smpi), line_of(recv.rank, recv.rank_seq), why);
 }
 
 void Importer::settle(BuiltTrace& built) {

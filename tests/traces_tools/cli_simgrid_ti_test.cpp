@@ -113,6 +113,49 @@ TEST_F(CliSimgridTiTest, ReceiveSignaturesAreCompared) {
   EXPECT_EQ(large.exit_code, 0) << large.out << large.err;
 }
 
+//! Types that ranklab's element types cannot tell apart but SMPI's names do: an integer
+//! type sent and one of the other signedness received is a message mismatch naming both
+//! MPI types and lines (exit 4); alike types, and MPI_CHAR (its signedness the compiler's),
+//! are not. Counts of every type are in elements (SMPI 3.29 on), so a short MPI_UNSIGNED
+//! receive is a short receive.
+TEST_F(CliSimgridTiTest, SignednessIsATypeMismatch) {
+  const CommandResult unsigned_int = replay("ui", "0 send 1 0 4 11\n1 recv 0 0 4 1\n");
+  EXPECT_EQ(unsigned_int.exit_code, 4) << unsigned_int.out << unsigned_int.err;
+  EXPECT_TRUE(has(unsigned_int.out,
+                  "culprit (message-mismatch): message mismatch in world: rank 0 (op #0) sends 4 "
+                  "x MPI_UNSIGNED to rank 1 tag 0 at "))
+      << unsigned_int.out;
+  EXPECT_TRUE(has(unsigned_int.out,
+                  "ui.txt:1; rank 1 (op #0) receives it into 4 x MPI_INT at "))
+      << unsigned_int.out;
+  EXPECT_TRUE(has(unsigned_int.out,
+                  "ui.txt:2: the element types differ in signedness (unsigned against signed)"))
+      << unsigned_int.out;
+  EXPECT_TRUE(has(unsigned_int.out, "messages whose types differ (1): as the recording gives "
+                                    "both calls\n"))
+      << unsigned_int.out;
+  const CommandResult long_unsigned = replay("lu", "0 isend 1 3 2 4\n0 wait 0 1 3\n"
+                                                   "1 irecv 0 3 2 12\n1 waitall\n");
+  EXPECT_EQ(long_unsigned.exit_code, 4) << long_unsigned.out << long_unsigned.err;
+  EXPECT_TRUE(has(long_unsigned.out, "sends 2 x MPI_LONG to rank 1 tag 3 at ")) << long_unsigned.out;
+  EXPECT_TRUE(has(long_unsigned.out, "(signed against unsigned)")) << long_unsigned.out;
+  const CommandResult json = replay("ui_json", "0 send 1 0 4 11\n1 recv 0 0 4 1\n", "--json");
+  EXPECT_EQ(json.exit_code, 4) << json.err;
+  EXPECT_TRUE(has(json.out, "\"type_mismatches\": [")) << json.out;
+  EXPECT_TRUE(has(json.out, "\"kind\": \"message-mismatch\"")) << json.out;
+  for (const char* alike : {"0 send 1 0 4 11\n1 recv 0 0 4 11\n", "0 send 1 0 4 2\n1 recv 0 0 4 9\n",
+                            "0 send 1 0 4 1\n1 recv 0 0 4 19\n"}) {
+    const CommandResult r = replay("alike", alike);
+    EXPECT_EQ(r.exit_code, 0) << alike << r.out << r.err;
+    EXPECT_FALSE(has(r.out, "types differ")) << r.out;
+  }
+  const CommandResult short_unsigned = replay("su", "0 send 1 0 1000 11\n1 recv 0 0 300 11\n");
+  EXPECT_EQ(short_unsigned.exit_code, 4) << short_unsigned.out << short_unsigned.err;
+  EXPECT_TRUE(has(short_unsigned.out,
+                  "sends 1000 x i32 to rank 1 tag 0; rank 1 (op #0) receives into 300 x i32"))
+      << short_unsigned.out;
+}
+
 //! A gatherv whose root expects 1 element from rank 1, which sends 2: the message mismatch.
 TEST_F(CliSimgridTiTest, VCollectiveCountsAreCompared) {
   const CommandResult r = replay("gatherv", "0 gatherv 1 1 1 0 1 1\n1 gatherv 2 0 0 0 1 1\n");
@@ -223,6 +266,12 @@ TEST_F(CliSimgridTiTest, RecordedBugsReplayIntoTheirReports) {
       {"anysource_loop", 0, "result: reproduced: all 30 operations and 9 messages"},
       {"open_request", 6, "culprit (request-leak): "},
       {"nonblocking", 0, "result: reproduced: all 9 operations"},
+      {"unsigned_recv", 4,
+       "culprit (message-mismatch): message mismatch in world: rank 0 (op #0) sends 4 x "
+       "MPI_UNSIGNED to rank 1 tag 0 at "},
+      {"unsigned_recv", 4,
+       "rank-2.txt:3: the element types differ in signedness (unsigned against signed)\n"},
+      {"unsigned_ok", 0, "result: reproduced: all 4 operations and 2 messages"},
       {"derived", 1,
        "rank-1.txt:3: a derived datatype (SMPI writes -1): TI records its count "
        "but not its size"},

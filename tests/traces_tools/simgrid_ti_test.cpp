@@ -271,6 +271,26 @@ TEST(SimgridTiTest, ReceivesKeepTheirOwnSignature) {
   EXPECT_EQ(sendrecv.count, 2u);  // rank 0 takes 2 of rank 1's 4
 }
 
+//! SMPI types that ranklab's element types cannot tell apart, sent and received: integers
+//! of another signedness are listed in config.type_mismatches (for replay to report), with
+//! both MPI names; the same type, or MPI_INT against MPI_INT32_T, are not. Counts are in
+//! elements for every type: 3 MPI_UNSIGNED are 3 x i32.
+TEST(SimgridTiTest, SignednessClashesAreListed) {
+  const Trace clash = parse_simgrid_ti("0 send 1 7 3 11\n1 recv 0 7 3 1\n", "t.txt");
+  EXPECT_EQ(clash.ranks[0][0].dtype, DataType::i32);
+  EXPECT_EQ(clash.ranks[0][0].count, 3u);
+  ASSERT_TRUE(clash.header.config.contains("type_mismatches"));
+  EXPECT_EQ(clash.header.config["type_mismatches"],
+            nlohmann::json::array({"message mismatch in world: rank 0 (op #0) sends 3 x "
+                                   "MPI_UNSIGNED to rank 1 tag 7 at t.txt:1; rank 1 (op #0) "
+                                   "receives it into 3 x MPI_INT at t.txt:2: the element types "
+                                   "differ in signedness (unsigned against signed)"}));
+  for (const char* alike : {"0 send 1 7 3 11\n1 recv 0 7 3 11\n", "0 send 1 7 3 1\n1 recv 0 7 3 19\n"}) {
+    EXPECT_FALSE(parse_simgrid_ti(alike, "t.txt").header.config.contains("type_mismatches"))
+        << alike;
+  }
+}
+
 //! gather and scatter: each rank's unit is its own side (the root's receive of a gather, its
 //! send of a scatter; the others' opposite), so sides that disagree stay apart; MPI_IN_PLACE's
 //! send count of 0 at a gather's root is not compared; SMPI leaves out a receive count of 0.

@@ -92,12 +92,14 @@ class Importer {
     std::uint64_t tests = 0;  ///< the rank's `test` actions before it was posted
     std::string call;         ///< "isend to rank 1 tag 3" for a report
   };
-  /// A receive's own buffer, as the program posted it (matching records the message's).
+  /// A send's or receive's own buffer, as the program posted it (matching records the
+  /// message's): in ranklab's elements, and as SMPI wrote it.
   struct Signature {
-    bool known = false;     ///< false: not a send or receive, or a receive that probed
-    bool in_bytes = false;  ///< a type SMPI cannot replay (count in bytes): only bytes compare
+    bool known = false;  ///< false: not a send or receive, or a receive that probed
     DataType dtype = DataType::u8;
-    std::uint64_t count = 0;
+    std::uint64_t count = 0;     ///< ranklab's elements
+    std::int64_t smpi = 6;       ///< SMPI's datatype id
+    std::uint64_t recorded = 0;  ///< the count as SMPI wrote it, in elements of `smpi`
   };
   struct RankState {
     std::vector<OpenRequest> open;
@@ -320,11 +322,20 @@ class Importer {
   void settle_one(BuiltTrace& built, EventRef ref, const std::string& what);
 
   /// A matched receive records the message (as the fabric does), unless its own buffer
-  /// cannot take it: another element type, or fewer elements (fewer bytes where either side
-  /// is a type whose count SMPI writes in bytes). Then it
-  /// keeps its own, so the replay posts it as the program did and reports the mismatch with
-  /// both calls.
-  void keep_receive_signatures(Trace& trace) const;
+  /// cannot take it: another element type, or fewer elements. Then it keeps its own, so the
+  /// replay posts it as the program did and reports the mismatch with both calls. A message
+  /// whose SMPI types clash where ranklab's types are alike (MPI_UNSIGNED against MPI_INT)
+  /// goes to type_mismatches_, for the replay to report.
+  void keep_receive_signatures(Trace& trace);
+
+  /// "message mismatch in world: rank 0 (op #0) sends 4 x MPI_UNSIGNED to rank 1 tag 0 at
+  /// FILE:LINE; rank 1 (op #0) receives it into 4 x MPI_INT at FILE:LINE: WHY".
+  std::string describe_type_mismatch(const Trace& trace, const TraceEvent& recv,
+                                     const Signature& sent, const Signature& own,
+                                     std::string_view why) const;
+
+  /// "FILE:LINE" of the rank's operation `seq`.
+  std::string line_of(int rank, std::uint64_t seq) const;
 
   void settle(BuiltTrace& built);
 
@@ -337,6 +348,7 @@ class Importer {
   Location where_;
   nlohmann::json json_config_;
   std::vector<std::string> unfinished_;   ///< requests open at their rank's finalize
+  std::vector<std::string> type_mismatches_;  ///< messages whose SMPI types clash
   bool nonblocking_ = false;              ///< the collective being read is ibcast, ibarrier...
   std::optional<std::uint32_t> v_group_;  ///< the group v-collectives' messages travel in
   bool first_pass_ = false;               ///< finding the buffered sends' receives

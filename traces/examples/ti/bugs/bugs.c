@@ -57,6 +57,18 @@ int main(int argc, char** argv) {
     if (rank == 0) MPI_Send(buf, 2, three, 1, 0, MPI_COMM_WORLD);
     if (rank == 1) MPI_Recv(buf, 6, MPI_INT, 0, 0, MPI_COMM_WORLD, &st);
     MPI_Type_free(&three);
+  } else if (!strcmp(mode, "unsigned_recv")) {
+    /* MPI_UNSIGNED sent, MPI_INT received: the same size, another type (record with
+     * --cfg=smpi/errors-are-fatal:no, or SMPI aborts before writing rank 1's actions) */
+    unsigned ubuf[4] = {0};
+    if (rank == 0) MPI_Send(ubuf, 4, MPI_UNSIGNED, 1, 0, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(buf, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, &st);
+  } else if (!strcmp(mode, "unsigned_ok")) {
+    unsigned ubuf[4] = {0};
+    if (rank == 0) MPI_Send(ubuf, 4, MPI_UNSIGNED, 1, 0, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(ubuf, 4, MPI_UNSIGNED, 0, 0, MPI_COMM_WORLD, &st);
+    if (rank == 1) MPI_Send(buf, 2, MPI_INT, 2, 1, MPI_COMM_WORLD);
+    if (rank == 2) MPI_Recv(buf, 2, MPI_INT, 1, 1, MPI_COMM_WORLD, &st);
   } else if (!strcmp(mode, "nonblocking")) {
     MPI_Request r;
     MPI_Ibcast(buf, 4, MPI_INT, 0, MPI_COMM_WORLD, &r);
