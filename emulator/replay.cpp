@@ -404,6 +404,17 @@ void blame_unfinished_requests(ReplayReport& report) {
   run.render_details();
 }
 
+/// The strings of the header's config array `key` (what an importer found): none if absent.
+std::vector<std::string> config_lines(const Trace& trace, const char* key) {
+  std::vector<std::string> lines;
+  const auto it = trace.header.config.find(key);
+  if (it == trace.header.config.end() || !it->is_array()) return lines;
+  for (const auto& line : *it) {
+    if (line.is_string()) lines.push_back(line.get<std::string>());
+  }
+  return lines;
+}
+
 /// Messages whose types the recording shows disagree (ReplayReport::type_mismatches): the
 /// program's bug, which the trace's element types could not carry to the fabric, so a replay
 /// that otherwise ended ok ends in a mismatch (exit 4) with culprit `message-mismatch` naming
@@ -465,18 +476,9 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
   ReplayReport report;
   report.world_size = trace.header.world_size;
   report.wait_points = plan.wait_points;
-  if (const auto it = trace.header.config.find("unfinished_requests");
-      it != trace.header.config.end() && it->is_array()) {
-    for (const auto& line : *it) {
-      if (line.is_string()) report.unfinished_requests.push_back(line.get<std::string>());
-    }
-  }
-  if (const auto it = trace.header.config.find("type_mismatches");
-      it != trace.header.config.end() && it->is_array()) {
-    for (const auto& line : *it) {
-      if (line.is_string()) report.type_mismatches.push_back(line.get<std::string>());
-    }
-  }
+  report.unfinished_requests = config_lines(trace, "unfinished_requests");
+  report.type_mismatches = config_lines(trace, "type_mismatches");
+  report.recording_notes = config_lines(trace, "notes");
   for (const auto& events : trace.ranks) report.recorded_operations += events.size();
   plan.progress = std::make_unique<Progress>("replaying", report.recorded_operations,
                                              Progress::Unit::items, "operations");

@@ -120,6 +120,10 @@ struct [[nodiscard]] ReplayReport {
   /// matches them as it would any message; a replay that otherwise ends ok ends in a
   /// mismatch for them (exit 4, culprit `message-mismatch`), as MUST reports a type mismatch.
   std::vector<std::string> type_mismatches;
+  /// What the recording could not say, which the replay therefore assumed (the header's
+  /// config.notes, which importers write: SimGrid TI's derived datatypes, whose sizes are
+  /// unknown). Printed as `note:` lines.
+  std::vector<std::string> recording_notes;
   std::chrono::nanoseconds elapsed{0};        ///< wall time of the replayed run
 
   /// Every operation replayed as recorded and every recorded hash pair agrees.

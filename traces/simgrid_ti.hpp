@@ -34,15 +34,19 @@
 //                                           requests stay open to the next wait naming them
 // Refused, TI recording too little to replay them: Startall (which requests), cancel
 // (whether it succeeded; SMPI 3.32 writes none), MPI_Reduce_scatter_block (`reducescatter 0
-// 0 DTYPE`: no count), a derived datatype (its size). An irecv waited for without any
-// message was cancelled: it becomes pending, dropped.
+// 0 DTYPE`: no count), a Start of a derived datatype (its bytes against counts of an
+// unknown size). An irecv waited for without any message was cancelled: it becomes
+// pending, dropped.
 // Collectives run on the world (SMPI's replay does the same); COMP, the reduction's FLOPs,
 // becomes compute after it; reductions sum. Datatypes: 0 double (f64), 1 int (i32), 2 char,
 // 6 byte (u8), 3 short (2 bytes), 4 long (i64), 5 float (f32), and the rest of SMPI's table
 // by size; counts are in elements of their type, whatever it is (SMPI 3.29 and later). A
 // message whose two SMPI types differ where ranklab's cannot (integers of the other
 // signedness: MPI_UNSIGNED sent, MPI_INT received) is listed in config.type_mismatches. A
-// derived type (id -1) is refused: SMPI 3.32 writes its count, never its size. A
+// derived type (id -1; SMPI 3.32 writes its count, never its size) replays by count as
+// opaque 1-byte elements equal only to a derived type (against another type, or received
+// into fewer: config.type_mismatches), config.notes saying the sizes are unknown; only a
+// Start of one is refused (its bytes compare with no count). A
 // count that makes more than 2^48 of ranklab's elements (2^48 long doubles are 2^52 bytes) is
 // refused, as the JSONL reader refuses it.
 //

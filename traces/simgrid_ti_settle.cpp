@@ -91,6 +91,15 @@ void Importer::keep_receive_signatures(Trace& trace) {
       if (!own.known) continue;
       const Signature& sent =
           ranks_[static_cast<std::size_t>(e.msg.sender)].posted_as[e.msg.sender_seq];
+      if ((sent.smpi == kDerivedType || own.smpi == kDerivedType) &&
+          !matches_any_type(sent.smpi) && !matches_any_type(own.smpi)) {
+        // The fabric would compare a derived type's stand-in (u8) with the other side's
+        // type: said here in MPI's names, and the message replays as sent.
+        if (const std::string why = derived_clash(sent, own); !why.empty()) {
+          type_mismatches_.push_back(describe_type_mismatch(trace, e, sent, own, why));
+        }
+        continue;
+      }
       if (own.dtype == e.dtype && own.count >= e.count) {
         // The fabric will see alike types: what only SMPI's names tell apart is said here.
         if (const std::string_view why = signedness_clash(sent.smpi, own.smpi); !why.empty()) {
@@ -104,6 +113,20 @@ void Importer::keep_receive_signatures(Trace& trace) {
       e.bytes = own.count * size_of(own.dtype);
     }
   }
+}
+
+std::string Importer::derived_clash(const Signature& sent, const Signature& own) {
+  if (sent.smpi != own.smpi) {
+    return fmt::format(
+        "the element types differ (TI records no type map, so a derived datatype equals only "
+        "a derived datatype: against {} its size is unknown)",
+        smpi_type_name(sent.smpi == kDerivedType ? own.smpi : sent.smpi));
+  }
+  if (own.recorded < sent.recorded) {
+    return "the receive buffer is smaller than the message (in elements of a derived "
+           "datatype: TI writes -1 for every one, so both are taken for the same type)";
+  }
+  return {};
 }
 
 std::string Importer::line_of(int rank, std::uint64_t seq) const {

@@ -272,9 +272,22 @@ TEST_F(CliSimgridTiTest, RecordedBugsReplayIntoTheirReports) {
       {"unsigned_recv", 4,
        "rank-2.txt:3: the element types differ in signedness (unsigned against signed)\n"},
       {"unsigned_ok", 0, "result: reproduced: all 4 operations and 2 messages"},
-      {"derived", 1,
-       "rank-1.txt:3: a derived datatype (SMPI writes -1): TI records its count "
-       "but not its size"},
+      // A derived datatype equals only a derived datatype (TI records no type map).
+      {"derived", 4,
+       "culprit (message-mismatch): message mismatch in world: rank 0 (op #0) sends 2 x a "
+       "derived datatype to rank 1 tag 0 at "},
+      {"derived", 4,
+       "rank-2.txt:3: the element types differ (TI records no type map, so a derived datatype "
+       "equals only a derived datatype: against MPI_INT its size is unknown)\n"},
+      {"derived_same", 0, "result: reproduced: all 8 operations and 1 message as recorded"},
+      {"derived_same", 0,
+       "note: 8 actions use a derived datatype (SMPI writes -1 and the count, never the size; "
+       "the first at "},
+      {"derived_short", 4,
+       "receives it into 1 x a derived datatype at "},
+      {"derived_short", 4,
+       "rank-2.txt:3: the receive buffer is smaller than the message (in elements of a derived "
+       "datatype: TI writes -1 for every one, so both are taken for the same type)\n"},
   };
   const auto bugs = tools_testing::examples_dir() / "ti" / "bugs";
   for (const Case& c : cases) {
@@ -283,6 +296,11 @@ TEST_F(CliSimgridTiTest, RecordedBugsReplayIntoTheirReports) {
     EXPECT_EQ(r.exit_code, c.exit_code) << c.mode << "\n" << r.out << r.err;
     EXPECT_TRUE(has(r.out + r.err, c.expected)) << c.mode << "\n" << r.out << r.err;
   }
+  // --json says the sizes are unknown too.
+  const CommandResult json = tools_testing::run_ranklab(
+      "replay --format simgrid-ti " + shell_quoted(bugs / "derived_same") + " --json");
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_TRUE(has(json.out, "\"notes\": [\n    \"8 actions use a derived datatype")) << json.out;
 }
 
 //! SMPI 3.32's recordings of traces/examples/ti/actions/actions.c: what TI records fully

@@ -334,6 +334,11 @@ class Importer {
                                      const Signature& sent, const Signature& own,
                                      std::string_view why) const;
 
+  /// How a message of a derived datatype (SMPI's -1, its size unknown) compares: equal only
+  /// to a derived datatype (TI writes -1 for every one), by count; MPI_BYTE and MPI_PACKED
+  /// take anything. Why it does not fit ("" if it does), for type_mismatches_.
+  static std::string derived_clash(const Signature& sent, const Signature& own);
+
   /// "FILE:LINE" of the rank's operation `seq`.
   std::string line_of(int rank, std::uint64_t seq) const;
 
@@ -349,6 +354,11 @@ class Importer {
   nlohmann::json json_config_;
   std::vector<std::string> unfinished_;   ///< requests open at their rank's finalize
   std::vector<std::string> type_mismatches_;  ///< messages whose SMPI types clash
+  // Actions with a derived datatype (SMPI's -1), which the report notes: type_arg counts
+  // them, hence mutable.
+  mutable std::uint64_t derived_actions_ = 0;
+  mutable Location derived_first_;  ///< the first such action
+  mutable Location derived_;        ///< the last one counted
   bool nonblocking_ = false;              ///< the collective being read is ibcast, ibarrier...
   std::optional<std::uint32_t> v_group_;  ///< the group v-collectives' messages travel in
   bool first_pass_ = false;               ///< finding the buffered sends' receives

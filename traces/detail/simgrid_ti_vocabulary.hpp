@@ -37,6 +37,9 @@ ElementType smpi_type(std::int64_t id);
 /// "MPI_UNSIGNED", "a derived datatype", "SMPI datatype 61" (an id past the table).
 std::string smpi_type_name(std::int64_t id);
 
+/// MPI_BYTE and MPI_PACKED, which match a message of any type (as SMPI's own matching has it).
+inline bool matches_any_type(std::int64_t id) { return id == 6 || id == 57; }
+
 /// Why a message sent as SMPI type `sent` and received as `received` clashes although
 /// ranklab's types cannot tell them apart ("unsigned against signed"), or "": integer types
 /// that differ in signedness, MPI_UNSIGNED against MPI_INT.

@@ -57,6 +57,24 @@ int main(int argc, char** argv) {
     if (rank == 0) MPI_Send(buf, 2, three, 1, 0, MPI_COMM_WORLD);
     if (rank == 1) MPI_Recv(buf, 6, MPI_INT, 0, 0, MPI_COMM_WORLD, &st);
     MPI_Type_free(&three);
+  } else if (!strcmp(mode, "derived_same")) {
+    /* the same derived datatype on both sides, in a message, a bcast and a gather */
+    MPI_Datatype three;
+    MPI_Type_contiguous(3, MPI_INT, &three);
+    MPI_Type_commit(&three);
+    if (rank == 0) MPI_Send(buf, 2, three, 1, 0, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(buf, 2, three, 0, 0, MPI_COMM_WORLD, &st);
+    MPI_Bcast(buf, 1, three, 0, MPI_COMM_WORLD);
+    MPI_Gather(buf, 1, three, buf + 100, 1, three, 0, MPI_COMM_WORLD);
+    MPI_Type_free(&three);
+  } else if (!strcmp(mode, "derived_short")) {
+    /* two elements of a derived datatype sent, room for one received */
+    MPI_Datatype three;
+    MPI_Type_contiguous(3, MPI_INT, &three);
+    MPI_Type_commit(&three);
+    if (rank == 0) MPI_Send(buf, 2, three, 1, 0, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(buf, 1, three, 0, 0, MPI_COMM_WORLD, &st);
+    MPI_Type_free(&three);
   } else if (!strcmp(mode, "unsigned_recv")) {
     /* MPI_UNSIGNED sent, MPI_INT received: the same size, another type (record with
      * --cfg=smpi/errors-are-fatal:no, or SMPI aborts before writing rank 1's actions) */
