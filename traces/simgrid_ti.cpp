@@ -41,6 +41,7 @@ Trace Importer::import() {
   }
   json_config_ = {{"program", "simgrid-ti"}, {"source", files_.front().name}};
   BuiltTrace built = builder.build(json_config_);
+  unfinished_requests(built.trace);
   if (!unfinished_.empty()) built.trace.header.config["unfinished_requests"] = unfinished_;
   if (first_pass_ && saw_buffered_) plan_buffered(built.trace);
   settle(built);

@@ -13,7 +13,9 @@
 //   recv|irecv SRC TAG COUNT [DTYPE]        SRC -333/-555: any source; TAG -444: any tag
 //   wait SRC DST TAG | waitall [N]          the rank waits for its open isend/irecv (a wait
 //                                           naming none: its oldest nonblocking collective)
-//   test | testall | testany | testsome     no-ops (TI does not say which request completed)
+//   test SRC DST TAG                        completes the request it names for the leak
+//                                           check (MPI records no test of a completed one)
+//   testall | testany | testsome            no-ops (TI does not say which request completed)
 //   Start ENDPOINT TAG BYTES [DTYPE]        a persistent request posted again: a send to
 //                                           ENDPOINT, or (ENDPOINT the rank itself) a
 //                                           receive from any source; waited like an isend
@@ -59,8 +61,10 @@
 // operation, `blocked` when that last action waited for it. A send nobody receives or a
 // collective another rank never joined that the rank went on past is the program's bug:
 // it stays completed, for replay to show the deadlock. Requests open at finalize are listed
-// in config.unfinished_requests. A receive gone past without a message, and every malformed
-// line, is a TraceError "FILE:LINE: reason".
+// in config.unfinished_requests, but for one a test named and one whose message the other
+// side completed (released by MPI_Request_free, unrecorded). A receive gone past without a
+// message takes the one an earlier irecv that a wait completed took (that irecv was
+// cancelled); without one it, and every malformed line, is a TraceError "FILE:LINE: reason".
 #pragma once
 
 #include <filesystem>

@@ -100,7 +100,15 @@ void Importer::init(int rank, const Words& w) {
 
 void Importer::finalize(int rank, const Words&) { unfinished_requests(rank); }
 
-void Importer::test(int rank, const Words&) { ++state(rank).tests; }
+void Importer::test(int rank, const Words& w) {
+  if (w.size() >= 5) {
+    if (const auto it = named_request(rank, w); it != state(rank).open.end()) {
+      state(rank).tested[it->seq] = true;
+      return;
+    }
+  }
+  ++state(rank).tests;
+}
 
 void Importer::nothing(int, const Words&) {}
 

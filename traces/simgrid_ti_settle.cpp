@@ -69,6 +69,7 @@ void Importer::settle_one(BuiltTrace& built, EventRef ref, const std::string& wh
   const std::uint64_t closed_at = state.closed_at[e.rank_seq];
   const bool gone_past = closed_at != 0 && closed_at != state.actions;
   if (gone_past && e.op != OpKind::recv) return;
+  if (gone_past && !state.cancellable[e.rank_seq] && take_from_cancelled(built, ref)) return;
   if (gone_past && !state.cancellable[e.rank_seq]) {
     fail_at(state.where[e.rank_seq],
             what + fmt::format(", yet rank {} went on past it (a receive cannot complete "
@@ -81,6 +82,34 @@ void Importer::settle_one(BuiltTrace& built, EventRef ref, const std::string& wh
   e.blocked = (closed_at != 0 && !gone_past) ||
               (closed_at == 0 && state.wait_any_at != 0 && state.wait_any_at == state.actions);
   if (e.op == OpKind::recv) e.msg = {};
+}
+
+bool Importer::take_from_cancelled(BuiltTrace& built, EventRef ref) {
+  std::vector<TraceEvent>& events = built.trace.ranks[static_cast<std::size_t>(ref.rank)];
+  TraceEvent& recv = events[ref.index];
+  const RankState& state = ranks_[static_cast<std::size_t>(ref.rank)];
+  for (std::size_t i = 0; i < ref.index; ++i) {
+    TraceEvent& cancelled = events[i];
+    if (cancelled.op != OpKind::recv || !cancelled.msg.valid() ||
+        !state.cancellable[cancelled.rank_seq] || state.closed_at[cancelled.rank_seq] == 0) {
+      continue;
+    }
+    if ((recv.peer != kNoRank && recv.peer != cancelled.msg.sender) ||
+        (recv.tag != kAnyTagInTrace && recv.tag != cancelled.tag)) {
+      continue;
+    }
+    recv.msg = cancelled.msg;
+    recv.peer = cancelled.peer;
+    recv.tag = cancelled.tag;
+    recv.dtype = cancelled.dtype;
+    recv.count = cancelled.count;
+    recv.bytes = cancelled.bytes;
+    cancelled.msg = {};
+    cancelled.status = OpStatus::pending;
+    cancelled.blocked = false;
+    return true;
+  }
+  return false;
 }
 
 void Importer::keep_receive_signatures(Trace& trace) {
