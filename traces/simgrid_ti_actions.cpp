@@ -101,13 +101,26 @@ void Importer::init(int rank, const Words& w) {
 void Importer::finalize(int rank, const Words&) { unfinished_requests(rank); }
 
 void Importer::test(int rank, const Words& w) {
+  RankState& testing = state(rank);
   if (w.size() >= 5) {
-    if (const auto it = named_request(rank, w); it != state(rank).open.end()) {
-      state(rank).tested[it->seq] = true;
+    if (const auto it = named_request(rank, w); it != testing.open.end()) {
+      testing.tested[it->seq] = true;
+      testing.last_test.clear();
+      return;
+    }
+    // A nonblocking collective's request (SMPI writes its internal tag, -779 for a barrier):
+    // the tests of one loop name the same, and the first of them the oldest collective no
+    // test completed.
+    if (!testing.open_collectives.empty()) {
+      const std::string named = fmt::format("{} {} {}", w[2], w[3], w[4]);
+      if (named != testing.last_test) {
+        testing.tested[*oldest_untested_collective(rank)] = true;
+        testing.last_test = named;
+      }
       return;
     }
   }
-  ++state(rank).tests;
+  ++testing.tests;
 }
 
 void Importer::nothing(int, const Words&) {}

@@ -131,16 +131,25 @@ std::vector<Importer::OpenRequest>::iterator Importer::named_request(
   return std::find_if(state.open.begin(), state.open.end(), named);
 }
 
+std::vector<std::uint64_t>::iterator Importer::oldest_untested_collective(int rank) {
+  RankState& state = ranks_[static_cast<std::size_t>(rank)];
+  auto& open = state.open_collectives;
+  const auto untested =
+      std::find_if(open.begin(), open.end(), [&](std::uint64_t seq) { return !state.tested[seq]; });
+  return untested != open.end() ? untested : open.begin();
+}
+
 void Importer::wait(int rank, const std::vector<std::string_view>& w) {
   auto& open = ranks_[static_cast<std::size_t>(rank)].open;
   const auto it = named_request(rank, w);
   if (it == open.end()) {
     // A nonblocking collective's request: TI names none, so the oldest (MPI starts them in
     // one order on every rank). Without one, as SMPI's replay: a test() already completed it.
+    // One a test completed is passed over, as for point-to-point requests.
     auto& collectives = ranks_[static_cast<std::size_t>(rank)].open_collectives;
-    if (!collectives.empty()) {
-      closed(rank, collectives.front());
-      collectives.erase(collectives.begin());
+    if (const auto oldest = oldest_untested_collective(rank); oldest != collectives.end()) {
+      closed(rank, *oldest);
+      collectives.erase(oldest);
     }
     return;
   }
@@ -155,7 +164,7 @@ void Importer::unfinished_requests(int rank) {
     open_at_end_.push_back({rank, r.seq, r.call, where_.line});
   }
   for (const std::uint64_t seq : state.open_collectives) {
-    open_at_end_.push_back({rank, seq, "", where_.line});
+    if (!state.tested[seq]) open_at_end_.push_back({rank, seq, "", where_.line});
   }
 }
 

@@ -269,6 +269,19 @@ TEST_F(CliSimgridTiTest, TestedAndFreedRequestsAreNotLeaks) {
   EXPECT_TRUE(has(untested.out, "untested.txt:2: rank 0 op #1 (irecv from rank 1 tag 1) is "
                                 "still open when the rank finalizes at line 4"))
       << untested.out;
+  // A nonblocking collective: a test naming no point-to-point request tests it (SMPI writes
+  // the collective's internal tag); one nothing tests or waits for stays a leak.
+  const CommandResult collective_tested = replay(
+      "nbc", "0 ibarrier\n0 test -333 -333 -779\n0 test -333 -333 -779\n0 ibarrier\n0 wait "
+             "-333 -333 -779\n0 finalize\n1 ibarrier\n1 wait 0 0 -779\n1 ibarrier\n1 wait 0 0 "
+             "-779\n1 finalize\n");
+  EXPECT_EQ(collective_tested.exit_code, 0) << collective_tested.out << collective_tested.err;
+  const CommandResult collective_open =
+      replay("nbc_open", "0 ibarrier\n0 finalize\n1 ibarrier\n1 wait 0 0 -779\n1 finalize\n");
+  EXPECT_EQ(collective_open.exit_code, 6) << collective_open.out << collective_open.err;
+  EXPECT_TRUE(has(collective_open.out, "nbc_open.txt:1: rank 0 op #0 (a nonblocking collective) is "
+                                       "still open when the rank finalizes at line 2"))
+      << collective_open.out;
   const CommandResult both_open =
       replay("both", "0 isend 1 0 4\n0 finalize\n1 irecv 0 0 4\n1 finalize\n");
   EXPECT_EQ(both_open.exit_code, 6) << both_open.out << both_open.err;
@@ -326,6 +339,7 @@ TEST_F(CliSimgridTiTest, RecordedBugsReplayIntoTheirReports) {
       {"request_free", 0,
        "result: reproduced: all 7 operations and 2 messages as recorded; run: ok"},
       {"cancel_test", 0, "result: reproduced: all 6 operations and 1 message as recorded; run: ok"},
+      {"nbc_test", 0, "result: reproduced: all 6 operations as recorded; run: ok"},
       {"cancel_reuse", 0,
        "result: reproduced: all 6 operations and 1 message as recorded; run: ok"},
       {"free_unreceived", 6,

@@ -124,6 +124,7 @@ class Importer {
     /// Second pass: (rank_seq after which to close, rank_seq) of buffered sends still open.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> buffered_open;
     std::vector<std::uint64_t> open_collectives;  ///< nonblocking ones not yet waited for
+    std::string last_test;  ///< "SRC DST TAG" of the last test that named a collective
   };
 
   // ---- the reader (simgrid_ti.cpp) --------------------------------------------------------
@@ -180,6 +181,10 @@ class Importer {
   /// oldest no test named (one a test named and nothing waited for was completed by it),
   /// else the oldest; end() if none.
   std::vector<OpenRequest>::iterator named_request(int rank, const std::vector<std::string_view>& w);
+
+  /// The rank's oldest open nonblocking collective that no test completed, else its oldest
+  /// (end() when none is open): what a wait or test naming no point-to-point request means.
+  std::vector<std::uint64_t>::iterator oldest_untested_collective(int rank);
 
   void wait(int rank, const std::vector<std::string_view>& w);
 
@@ -275,9 +280,10 @@ class Importer {
 
   void init(int rank, const Words& w);
   void finalize(int rank, const Words&);
-  /// `test SRC DST TAG` (SMPI 3.29 on) names the request it tests: marked tested. An
-  /// untargeted one (testall, testany, testsome, or a test naming no open request) may
-  /// complete any request posted before it; a later wait then finds none.
+  /// `test SRC DST TAG` (SMPI 3.29 on) names the request it tests: marked tested. One that
+  /// names no point-to-point request tests a nonblocking collective (the run of tests of one
+  /// loop, the oldest untested one). An untargeted one (testall, testany, testsome, or a
+  /// test when nothing names) may complete any request posted before it.
   void test(int rank, const Words& w);
   /// comm_size, comm_split, ...: nothing to re-issue (SMPI's replay does nothing either).
   void nothing(int, const Words&);

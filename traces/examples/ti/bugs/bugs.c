@@ -132,6 +132,15 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 1) MPI_Send(buf, 4, MPI_INT, 0, 5, MPI_COMM_WORLD);
     if (rank == 0) MPI_Recv(buf, 4, MPI_INT, 1, 5, MPI_COMM_WORLD, &st);
+  } else if (!strcmp(mode, "nbc_test")) {
+    /* nonblocking collectives completed by MPI_Test in a loop, never waited for */
+    MPI_Request r;
+    int flag = 0;
+    MPI_Ibarrier(MPI_COMM_WORLD, &r);
+    while (!flag) MPI_Test(&r, &flag, &st);
+    flag = 0;
+    MPI_Iallreduce(buf, buf + 8, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+    while (!flag) MPI_Test(&r, &flag, &st);
   } else if (!strcmp(mode, "unsigned_recv")) {
     /* MPI_UNSIGNED sent, MPI_INT received: the same size, another type (record with
      * --cfg=smpi/errors-are-fatal:no, or SMPI aborts before writing rank 1's actions) */
