@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <boost/fiber/mutex.hpp>
 #include <iterator>
@@ -403,6 +404,44 @@ void blame_unfinished_requests(ReplayReport& report) {
   run.render_details();
 }
 
+/// The strings of the header's config array `key` (what an importer found): none if absent.
+std::vector<std::string> config_lines(const Trace& trace, const char* key) {
+  std::vector<std::string> lines;
+  const auto it = trace.header.config.find(key);
+  if (it == trace.header.config.end() || !it->is_array()) return lines;
+  for (const auto& line : *it) {
+    if (line.is_string()) lines.push_back(line.get<std::string>());
+  }
+  return lines;
+}
+
+/// Messages whose types the recording shows disagree (ReplayReport::type_mismatches): the
+/// program's bug, which the trace's element types could not carry to the fabric, so a replay
+/// that otherwise ended ok ends in a mismatch (exit 4) with culprit `message-mismatch` naming
+/// the first ("message mismatch in world: rank 0 (op #0) sends ...").
+void blame_type_mismatches(ReplayReport& report) {
+  RunReport& run = report.run;
+  const std::size_t n = report.type_mismatches.size();
+  if (run.status != RunStatus::ok || n == 0) return;
+  std::vector<int> ranks;
+  for (const std::string& line : report.type_mismatches) {
+    // The importer's wording: "...: rank S (op #N) sends ...; rank R (op #M) receives ...".
+    for (std::size_t at = line.find("rank "); at != std::string::npos;
+         at = line.find("rank ", at + 5)) {
+      if (at + 5 >= line.size() || std::isdigit(static_cast<unsigned char>(line[at + 5])) == 0) {
+        continue;
+      }
+      const int rank = std::atoi(line.c_str() + at + 5);
+      if (std::find(ranks.begin(), ranks.end(), rank) == ranks.end()) ranks.push_back(rank);
+    }
+  }
+  run.status = RunStatus::mismatch;
+  run.summary = n == 1 ? report.type_mismatches.front()
+                       : fmt::format("{} (and {} more)", report.type_mismatches.front(), n - 1);
+  run.culprit = {CulpritKind::message_mismatch, run.summary, std::move(ranks)};
+  run.render_details();
+}
+
 /// The trace's own consistency: each message's send and receive hashes, where both exist.
 void check_recorded_hashes(const Trace& trace, const MessageLinks& links, ReplayReport& report) {
   for (const MessageLink& link : links.links) {
@@ -437,12 +476,9 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
   ReplayReport report;
   report.world_size = trace.header.world_size;
   report.wait_points = plan.wait_points;
-  if (const auto it = trace.header.config.find("unfinished_requests");
-      it != trace.header.config.end() && it->is_array()) {
-    for (const auto& line : *it) {
-      if (line.is_string()) report.unfinished_requests.push_back(line.get<std::string>());
-    }
-  }
+  report.unfinished_requests = config_lines(trace, "unfinished_requests");
+  report.type_mismatches = config_lines(trace, "type_mismatches");
+  report.recording_notes = config_lines(trace, "notes");
   for (const auto& events : trace.ranks) report.recorded_operations += events.size();
   plan.progress = std::make_unique<Progress>("replaying", report.recorded_operations,
                                              Progress::Unit::items, "operations");
@@ -461,6 +497,7 @@ ReplayReport replay_trace(const Trace& trace, const ReplayOptions& options) {
   report.elapsed = std::chrono::steady_clock::now() - start;
   plan.progress->finish();
   blame_lost_message(plan, links, report.run);
+  blame_type_mismatches(report);
   blame_unfinished_requests(report);
   checker->summarize(report);  // after report.run: where ranks stopped needs it
   return report;

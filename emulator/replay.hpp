@@ -114,6 +114,16 @@ struct [[nodiscard]] ReplayReport {
   /// replay cannot see them (nothing waits for a request nobody waited for). A replay that
   /// otherwise ends ok ends unsafe for them (exit 6, culprit `request-leak`).
   std::vector<std::string> unfinished_requests;
+  /// Messages whose two calls the recording shows disagree in a way the trace's element
+  /// types cannot carry (the header's config.type_mismatches, which importers write: SimGrid
+  /// TI's MPI_UNSIGNED against MPI_INT, a derived datatype against a basic one). The fabric
+  /// matches them as it would any message; a replay that otherwise ends ok ends in a
+  /// mismatch for them (exit 4, culprit `message-mismatch`), as MUST reports a type mismatch.
+  std::vector<std::string> type_mismatches;
+  /// What the recording could not say, which the replay therefore assumed (the header's
+  /// config.notes, which importers write: SimGrid TI's derived datatypes, whose sizes are
+  /// unknown). Printed as `note:` lines.
+  std::vector<std::string> recording_notes;
   std::chrono::nanoseconds elapsed{0};        ///< wall time of the replayed run
 
   /// Every operation replayed as recorded and every recorded hash pair agrees.

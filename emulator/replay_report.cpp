@@ -84,10 +84,16 @@ std::string format_replay(const ReplayReport& report, std::string_view name) {
         "note: the trace has no wait points (format 1.0): every operation was waited for "
         "before the next\n";
   }
+  for (const std::string& note : report.recording_notes) out += "note: " + note + "\n";
   if (!report.unfinished_requests.empty()) {
     fmt::format_to(it, "\nrequests never completed ({}): the program finalized with them open\n",
                    report.unfinished_requests.size());
     for (const std::string& line : report.unfinished_requests) out += "  " + line + "\n";
+  }
+  if (!report.type_mismatches.empty()) {
+    fmt::format_to(it, "\nmessages whose types differ ({}): as the recording gives both calls\n",
+                   report.type_mismatches.size());
+    for (const std::string& line : report.type_mismatches) out += "  " + line + "\n";
   }
   if (!report.divergences.empty()) {
     out += "\ndivergences (the first of each rank):\n";
@@ -156,6 +162,9 @@ nlohmann::ordered_json replay_to_json(const ReplayReport& report, std::string_vi
       {"stops", stops},
       {"elapsed_ms", std::chrono::duration<double, std::milli>(report.elapsed).count()},
       {"operations_per_second", events_per_second(report)}});
+  // Only where there are some: every other replay's --json stays as it was.
+  if (!report.type_mismatches.empty()) j["type_mismatches"] = report.type_mismatches;
+  if (!report.recording_notes.empty()) j["notes"] = report.recording_notes;
   j.update(run_report_json(report.run));
   return j;
 }

@@ -41,10 +41,21 @@ Trace Importer::import() {
   }
   json_config_ = {{"program", "simgrid-ti"}, {"source", files_.front().name}};
   BuiltTrace built = builder.build(json_config_);
+  unfinished_requests(built.trace);
   if (!unfinished_.empty()) built.trace.header.config["unfinished_requests"] = unfinished_;
   if (first_pass_ && saw_buffered_) plan_buffered(built.trace);
   settle(built);
   keep_receive_signatures(built.trace);
+  if (!type_mismatches_.empty()) built.trace.header.config["type_mismatches"] = type_mismatches_;
+  if (derived_actions_ > 0) {
+    built.trace.header.config["notes"] = {fmt::format(
+        "{} {} a derived datatype (SMPI writes -1 and the count, never the size; "
+        "the first at {}:{}): each replays as its count of opaque 1-byte elements (shown as "
+        "u8), equal only to a derived datatype, so the bytes it moves, and its time under "
+        "--cost, are unknown",
+        derived_actions_, derived_actions_ == 1 ? "action uses" : "actions use", files_[derived_first_.file].name,
+        derived_first_.line)};
+  }
   locate(built.trace);
   return std::move(built.trace);
 }

@@ -13,7 +13,9 @@
 //   recv|irecv SRC TAG COUNT [DTYPE]        SRC -333/-555: any source; TAG -444: any tag
 //   wait SRC DST TAG | waitall [N]          the rank waits for its open isend/irecv (a wait
 //                                           naming none: its oldest nonblocking collective)
-//   test | testall | testany | testsome     no-ops (TI does not say which request completed)
+//   test SRC DST TAG                        completes the request it names for the leak
+//                                           check (MPI records no test of a completed one)
+//   testall | testany | testsome            no-ops (TI does not say which request completed)
 //   Start ENDPOINT TAG BYTES [DTYPE]        a persistent request posted again: a send to
 //                                           ENDPOINT, or (ENDPOINT the rank itself) a
 //                                           receive from any source; waited like an isend
@@ -34,13 +36,19 @@
 //                                           requests stay open to the next wait naming them
 // Refused, TI recording too little to replay them: Startall (which requests), cancel
 // (whether it succeeded; SMPI 3.32 writes none), MPI_Reduce_scatter_block (`reducescatter 0
-// 0 DTYPE`: no count), a derived datatype (its size). An irecv waited for without any
-// message was cancelled: it becomes pending, dropped.
+// 0 DTYPE`: no count), a Start of a derived datatype (its bytes against counts of an
+// unknown size). An irecv waited for without any message was cancelled: it becomes
+// pending, dropped.
 // Collectives run on the world (SMPI's replay does the same); COMP, the reduction's FLOPs,
 // becomes compute after it; reductions sum. Datatypes: 0 double (f64), 1 int (i32), 2 char,
 // 6 byte (u8), 3 short (2 bytes), 4 long (i64), 5 float (f32), and the rest of SMPI's table
-// by size; a point-to-point count of a type SMPI cannot replay (id 7 and up) is in bytes. A
-// derived type (id -1) is refused: SMPI 3.32 writes its count, never its size. A
+// by size; counts are in elements of their type, whatever it is (SMPI 3.29 and later). A
+// message whose two SMPI types differ where ranklab's cannot (integers of the other
+// signedness: MPI_UNSIGNED sent, MPI_INT received) is listed in config.type_mismatches. A
+// derived type (id -1; SMPI 3.32 writes its count, never its size) replays by count as
+// opaque 1-byte elements equal only to a derived type (against another type, or received
+// into fewer: config.type_mismatches), config.notes saying the sizes are unknown; only a
+// Start of one is refused (its bytes compare with no count). A
 // count that makes more than 2^48 of ranklab's elements (2^48 long doubles are 2^52 bytes) is
 // refused, as the JSONL reader refuses it.
 //
@@ -53,8 +61,10 @@
 // operation, `blocked` when that last action waited for it. A send nobody receives or a
 // collective another rank never joined that the rank went on past is the program's bug:
 // it stays completed, for replay to show the deadlock. Requests open at finalize are listed
-// in config.unfinished_requests. A receive gone past without a message, and every malformed
-// line, is a TraceError "FILE:LINE: reason".
+// in config.unfinished_requests, but for one a test named and one whose message the other
+// side completed (released by MPI_Request_free, unrecorded). A receive gone past without a
+// message takes the one an earlier irecv that a wait completed took (that irecv was
+// cancelled); without one it, and every malformed line, is a TraceError "FILE:LINE: reason".
 #pragma once
 
 #include <filesystem>

@@ -58,7 +58,7 @@ void Importer::exchange(int rank, const Counts& to, std::int64_t send_type, cons
         send ? builder_->isend(rank, peer, element.dtype, elements, 0, *v_group_)
              : builder_->irecv(rank, peer, element.dtype, elements, 0, *v_group_);
     posted(rank, seq);
-    ranks_[static_cast<std::size_t>(rank)].posted_as[seq] = {true, false, element.dtype, elements};
+    ranks_[static_cast<std::size_t>(rank)].posted_as[seq] = {true, element.dtype, elements, type, n};
     posts.push_back(seq);
   };
   for (std::size_t j = 0; j < to.size(); ++j) {
@@ -100,7 +100,28 @@ void Importer::init(int rank, const Words& w) {
 
 void Importer::finalize(int rank, const Words&) { unfinished_requests(rank); }
 
-void Importer::test(int rank, const Words&) { ++state(rank).tests; }
+void Importer::test(int rank, const Words& w) {
+  RankState& testing = state(rank);
+  if (w.size() >= 5) {
+    if (const auto it = named_request(rank, w); it != testing.open.end()) {
+      testing.tested[it->seq] = true;
+      testing.last_test.clear();
+      return;
+    }
+    // A nonblocking collective's request (SMPI writes its internal tag, -779 for a barrier):
+    // the tests of one loop name the same, and the first of them the oldest collective no
+    // test completed.
+    if (!testing.open_collectives.empty()) {
+      const std::string named = fmt::format("{} {} {}", w[2], w[3], w[4]);
+      if (named != testing.last_test) {
+        testing.tested[*oldest_untested_collective(rank)] = true;
+        testing.last_test = named;
+      }
+      return;
+    }
+  }
+  ++testing.tests;
+}
 
 void Importer::nothing(int, const Words&) {}
 
@@ -235,16 +256,18 @@ void Importer::sendrecv(int rank, const std::vector<std::string_view>& w) {
   const std::int64_t in_type = type_arg(w, 7, rank);
   const ElementType out = smpi_type(out_type);
   const ElementType in = smpi_type(in_type);
-  const std::uint64_t out_count = in_elements(count(w[2], "count"), out_type, out);
+  const std::uint64_t out_recorded = count(w[2], "count");
+  const std::uint64_t out_count = in_elements(out_recorded, out_type, out);
   const std::uint64_t send = builder_->isend(rank, dst, out.dtype, out_count, 0);
   posted(rank, send);
-  const std::uint64_t in_count = in_elements(count(w[4], "count"), in_type, in);
+  const std::uint64_t in_recorded = count(w[4], "count");
+  const std::uint64_t in_count = in_elements(in_recorded, in_type, in);
   const std::uint64_t recv = builder_->irecv(rank, src, in.dtype, in_count, 0);
   posted(rank, recv);
-  ranks_[static_cast<std::size_t>(rank)].posted_as[send] = {true, !replayable_p2p_type(out_type),
-                                                            out.dtype, out_count};
-  ranks_[static_cast<std::size_t>(rank)].posted_as[recv] = {true, !replayable_p2p_type(in_type),
-                                                            in.dtype, in_count};
+  ranks_[static_cast<std::size_t>(rank)].posted_as[send] = {true, out.dtype, out_count, out_type,
+                                                            out_recorded};
+  ranks_[static_cast<std::size_t>(rank)].posted_as[recv] = {true, in.dtype, in_count, in_type,
+                                                            in_recorded};
   closed(rank, send);
   closed(rank, recv);
 }

@@ -59,10 +59,13 @@ std::int64_t Importer::type_arg(const std::vector<std::string_view>& w, std::siz
   const std::int64_t id = integer(w[i], "datatype");
   if (id == kDerivedType) {
     // SMPI 3.32 writes the count in elements of the derived type (MPI_Type_contiguous(3,
-    // MPI_INT) sent twice: `send 1 0 2 -1`) and nothing of its size.
-    fail(
-        "a derived datatype (SMPI writes -1): TI records its count but not its size, so the "
-        "bytes it moves are unknown");
+    // MPI_INT) sent twice: `send 1 0 2 -1`) and nothing of its size: an opaque type,
+    // counted once per action for the report's note.
+    if (derived_.line != where_.line || derived_.file != where_.file || derived_actions_ == 0) {
+      if (derived_actions_++ == 0) derived_first_ = where_;
+      derived_ = where_;
+    }
+    return id;
   }
   if (id < 0) fail(fmt::format("datatype {} is not an index of SMPI's table", id));
   return id;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "traces/detail/simgrid_ti_importer.hpp"
 
@@ -25,6 +26,7 @@ void Importer::posted(int rank, std::uint64_t seq) {
   state.closed_at.resize(seq + 1, 0);
   state.posted_as.resize(seq + 1);
   state.cancellable.resize(seq + 1, false);
+  state.tested.resize(seq + 1, false);
 }
 
 void Importer::closed(int rank, std::uint64_t seq) {
@@ -43,12 +45,12 @@ void Importer::point_to_point(int rank, const std::vector<std::string_view>& w, 
   // A receive's count may be 0 or negative: SMPI then probes for the size.
   const std::int64_t raw = integer(w[4], "count");
   const std::uint64_t n = !send && raw < 0 ? 0 : count(w[4], "count");
+  // SMPI 3.29 and later write the count in elements of the type, whatever the type (3.28
+  // and older wrote bytes for the types their replay could not handle).
   const std::int64_t type = type_arg(w, 5, rank);
-  const ElementType element =
-      replayable_p2p_type(type) ? smpi_type(type) : ElementType{DataType::u8, 1};
+  const ElementType element = smpi_type(type);
   post_p2p(rank, w[1], send, peer, tag,
-           {raw >= 0, !replayable_p2p_type(type), element.dtype, in_elements(n, type, element)},
-           completion);
+           {raw >= 0, element.dtype, in_elements(n, type, element), type, n}, completion);
 }
 
 void Importer::buffer(int rank, std::uint64_t seq) {
@@ -68,10 +70,19 @@ void Importer::persistent_start(int rank, const std::vector<std::string_view>& w
   const int tag = tag_arg(w[3], send);
   const std::uint64_t bytes = count(w[4], "size");
   const std::int64_t type = type_arg(w, 5, rank);
-  ElementType element = replayable_p2p_type(type) ? smpi_type(type) : ElementType{DataType::u8, 1};
-  if (bytes % size_of(element.dtype) != 0) element = {DataType::u8, 1};
+  if (type == kDerivedType) {
+    // Its size in bytes against the others' counts in elements of a size never recorded:
+    // the one comparison that needs the bytes of a derived datatype.
+    fail(
+        "Start of a derived datatype: SMPI writes a persistent request's size in bytes and "
+        "every other call's count in elements of the derived type, whose size TI does not "
+        "record, so it compares with none of them");
+  }
+  ElementType element = smpi_type(type);
+  if (bytes % (size_of(element.dtype) * element.per_element) != 0) element = {DataType::u8, 1};
   post_p2p(rank, "Start", send, send ? endpoint : kNoRank, tag,
-           {true, !replayable_p2p_type(type), element.dtype, bytes / size_of(element.dtype)},
+           {true, element.dtype, bytes / size_of(element.dtype), type,
+            bytes / (size_of(element.dtype) * element.per_element)},
            Completion::request);
 }
 
@@ -104,21 +115,41 @@ void Importer::post_p2p(int rank, std::string_view call, bool send, int peer, in
   }
 }
 
-void Importer::wait(int rank, const std::vector<std::string_view>& w) {
+std::vector<Importer::OpenRequest>::iterator Importer::named_request(
+    int rank, const std::vector<std::string_view>& w) {
   const std::int64_t src = integer(w[2], "source"), dst = integer(w[3], "destination");
   const std::int64_t tag = integer(w[4], "tag");
-  auto& open = ranks_[static_cast<std::size_t>(rank)].open;
-  const auto it = std::find_if(open.begin(), open.end(), [&](const OpenRequest& r) {
+  RankState& state = ranks_[static_cast<std::size_t>(rank)];
+  const auto named = [&](const OpenRequest& r) {
     return (r.src == src || r.any_source) && r.dst == dst &&
            (r.tag == tag || r.tag == kAnyTagInTrace);
+  };
+  const auto untested = std::find_if(state.open.begin(), state.open.end(), [&](const OpenRequest& r) {
+    return named(r) && !state.tested[r.seq];
   });
+  if (untested != state.open.end()) return untested;
+  return std::find_if(state.open.begin(), state.open.end(), named);
+}
+
+std::vector<std::uint64_t>::iterator Importer::oldest_untested_collective(int rank) {
+  RankState& state = ranks_[static_cast<std::size_t>(rank)];
+  auto& open = state.open_collectives;
+  const auto untested =
+      std::find_if(open.begin(), open.end(), [&](std::uint64_t seq) { return !state.tested[seq]; });
+  return untested != open.end() ? untested : open.begin();
+}
+
+void Importer::wait(int rank, const std::vector<std::string_view>& w) {
+  auto& open = ranks_[static_cast<std::size_t>(rank)].open;
+  const auto it = named_request(rank, w);
   if (it == open.end()) {
     // A nonblocking collective's request: TI names none, so the oldest (MPI starts them in
     // one order on every rank). Without one, as SMPI's replay: a test() already completed it.
+    // One a test completed is passed over, as for point-to-point requests.
     auto& collectives = ranks_[static_cast<std::size_t>(rank)].open_collectives;
-    if (!collectives.empty()) {
-      closed(rank, collectives.front());
-      collectives.erase(collectives.begin());
+    if (const auto oldest = oldest_untested_collective(rank); oldest != collectives.end()) {
+      closed(rank, *oldest);
+      collectives.erase(oldest);
     }
     return;
   }
@@ -127,20 +158,13 @@ void Importer::wait(int rank, const std::vector<std::string_view>& w) {
 }
 
 void Importer::unfinished_requests(int rank) {
-  for (const OpenRequest& r : ranks_[static_cast<std::size_t>(rank)].open) {
-    if (r.buffered || ranks_[static_cast<std::size_t>(rank)].tests > r.tests) continue;
-    const Location posted = ranks_[static_cast<std::size_t>(rank)].where[r.seq];
-    unfinished_.push_back(fmt::format(
-        "{}:{}: rank {} op #{} ({}) is still open when the rank finalizes at line {}: no wait "
-        "completed it",
-        files_[posted.file].name, posted.line, rank, r.seq, r.call, where_.line));
+  const RankState& state = ranks_[static_cast<std::size_t>(rank)];
+  for (const OpenRequest& r : state.open) {
+    if (r.buffered || state.tests > r.tests || state.tested[r.seq]) continue;
+    open_at_end_.push_back({rank, r.seq, r.call, where_.line});
   }
-  for (const std::uint64_t seq : ranks_[static_cast<std::size_t>(rank)].open_collectives) {
-    const Location posted = ranks_[static_cast<std::size_t>(rank)].where[seq];
-    unfinished_.push_back(
-        fmt::format("{}:{}: rank {} op #{} (a nonblocking collective) is still open when the rank "
-                    "finalizes at line {}: no wait completed it",
-                    files_[posted.file].name, posted.line, rank, seq, where_.line));
+  for (const std::uint64_t seq : state.open_collectives) {
+    if (!state.tested[seq]) open_at_end_.push_back({rank, seq, "", where_.line});
   }
 }
 
@@ -153,6 +177,42 @@ void Importer::wait_all(int rank, const std::vector<std::string_view>&) {
   auto& collectives = ranks_[static_cast<std::size_t>(rank)].open_collectives;
   for (const std::uint64_t seq : collectives) closed(rank, seq);
   collectives.clear();
+}
+
+}  // namespace ranklab::detail::ti
+
+namespace ranklab::detail::ti {
+
+void Importer::unfinished_requests(const Trace& trace) {
+  if (open_at_end_.empty()) return;
+  // Each matched message's two sides: its receive by the send's key, and the send by the
+  // receive's.
+  std::unordered_map<std::uint64_t, std::pair<int, std::uint64_t>> other_side;
+  for (const auto& events : trace.ranks) {
+    for (const TraceEvent& e : events) {
+      if (e.op != OpKind::recv || !e.msg.valid()) continue;
+      other_side[key(e.msg.sender, e.msg.sender_seq)] = {e.rank, e.rank_seq};
+      other_side[key(e.rank, e.rank_seq)] = {e.msg.sender, e.msg.sender_seq};
+    }
+  }
+  for (const OpenAtEnd& r : open_at_end_) {
+    if (r.call.empty()) {
+      unfinished_.push_back(fmt::format(
+          "{}: rank {} op #{} (a nonblocking collective) is still open when the rank finalizes "
+          "at line {}: no wait completed it",
+          line_of(r.rank, r.seq), r.rank, r.seq, r.finalize_line));
+      continue;
+    }
+    if (const auto it = other_side.find(key(r.rank, r.seq)); it != other_side.end()) {
+      const auto [peer, seq] = it->second;
+      const RankState& other = ranks_[static_cast<std::size_t>(peer)];
+      if (other.closed_at[seq] != 0 || other.tested[seq]) continue;  // freed once posted
+    }
+    unfinished_.push_back(fmt::format(
+        "{}: rank {} op #{} ({}) is still open when the rank finalizes at line {}: no wait "
+        "completed it",
+        line_of(r.rank, r.seq), r.rank, r.seq, r.call, r.finalize_line));
+  }
 }
 
 }  // namespace ranklab::detail::ti

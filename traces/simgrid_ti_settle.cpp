@@ -69,6 +69,7 @@ void Importer::settle_one(BuiltTrace& built, EventRef ref, const std::string& wh
   const std::uint64_t closed_at = state.closed_at[e.rank_seq];
   const bool gone_past = closed_at != 0 && closed_at != state.actions;
   if (gone_past && e.op != OpKind::recv) return;
+  if (gone_past && !state.cancellable[e.rank_seq] && take_from_cancelled(built, ref)) return;
   if (gone_past && !state.cancellable[e.rank_seq]) {
     fail_at(state.where[e.rank_seq],
             what + fmt::format(", yet rank {} went on past it (a receive cannot complete "
@@ -83,7 +84,35 @@ void Importer::settle_one(BuiltTrace& built, EventRef ref, const std::string& wh
   if (e.op == OpKind::recv) e.msg = {};
 }
 
-void Importer::keep_receive_signatures(Trace& trace) const {
+bool Importer::take_from_cancelled(BuiltTrace& built, EventRef ref) {
+  std::vector<TraceEvent>& events = built.trace.ranks[static_cast<std::size_t>(ref.rank)];
+  TraceEvent& recv = events[ref.index];
+  const RankState& state = ranks_[static_cast<std::size_t>(ref.rank)];
+  for (std::size_t i = 0; i < ref.index; ++i) {
+    TraceEvent& cancelled = events[i];
+    if (cancelled.op != OpKind::recv || !cancelled.msg.valid() ||
+        !state.cancellable[cancelled.rank_seq] || state.closed_at[cancelled.rank_seq] == 0) {
+      continue;
+    }
+    if ((recv.peer != kNoRank && recv.peer != cancelled.msg.sender) ||
+        (recv.tag != kAnyTagInTrace && recv.tag != cancelled.tag)) {
+      continue;
+    }
+    recv.msg = cancelled.msg;
+    recv.peer = cancelled.peer;
+    recv.tag = cancelled.tag;
+    recv.dtype = cancelled.dtype;
+    recv.count = cancelled.count;
+    recv.bytes = cancelled.bytes;
+    cancelled.msg = {};
+    cancelled.status = OpStatus::pending;
+    cancelled.blocked = false;
+    return true;
+  }
+  return false;
+}
+
+void Importer::keep_receive_signatures(Trace& trace) {
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (TraceEvent& e : trace.ranks[r]) {
       if (e.op != OpKind::recv || !e.msg.valid()) continue;
@@ -91,15 +120,59 @@ void Importer::keep_receive_signatures(Trace& trace) const {
       if (!own.known) continue;
       const Signature& sent =
           ranks_[static_cast<std::size_t>(e.msg.sender)].posted_as[e.msg.sender_seq];
-      const bool fits = own.in_bytes || sent.in_bytes
-                            ? own.count * size_of(own.dtype) >= e.bytes
-                            : own.dtype == e.dtype && own.count >= e.count;
-      if (fits) continue;
+      if ((sent.smpi == kDerivedType || own.smpi == kDerivedType) &&
+          !matches_any_type(sent.smpi) && !matches_any_type(own.smpi)) {
+        // The fabric would compare a derived type's stand-in (u8) with the other side's
+        // type: said here in MPI's names, and the message replays as sent.
+        if (const std::string why = derived_clash(sent, own); !why.empty()) {
+          type_mismatches_.push_back(describe_type_mismatch(trace, e, sent, own, why));
+        }
+        continue;
+      }
+      if (own.dtype == e.dtype && own.count >= e.count) {
+        // The fabric will see alike types: what only SMPI's names tell apart is said here.
+        if (const std::string_view why = signedness_clash(sent.smpi, own.smpi); !why.empty()) {
+          type_mismatches_.push_back(describe_type_mismatch(
+              trace, e, sent, own, fmt::format("the element types differ in signedness ({})", why)));
+        }
+        continue;
+      }
       e.dtype = own.dtype;
       e.count = own.count;
       e.bytes = own.count * size_of(own.dtype);
     }
   }
+}
+
+std::string Importer::derived_clash(const Signature& sent, const Signature& own) {
+  if (sent.smpi != own.smpi) {
+    return fmt::format(
+        "the element types differ (TI records no type map, so a derived datatype equals only "
+        "a derived datatype: against {} its size is unknown)",
+        smpi_type_name(sent.smpi == kDerivedType ? own.smpi : sent.smpi));
+  }
+  if (own.recorded < sent.recorded) {
+    return "the receive buffer is smaller than the message (in elements of a derived "
+           "datatype: TI writes -1 for every one, so both are taken for the same type)";
+  }
+  return {};
+}
+
+std::string Importer::line_of(int rank, std::uint64_t seq) const {
+  const Location at = ranks_[static_cast<std::size_t>(rank)].where[seq];
+  return fmt::format("{}:{}", files_[at.file].name, at.line);
+}
+
+std::string Importer::describe_type_mismatch(const Trace& trace, const TraceEvent& recv,
+                                             const Signature& sent, const Signature& own,
+                                             std::string_view why) const {
+  return fmt::format(
+      "message mismatch in {}: rank {} (op #{}) sends {} x {} to rank {} tag {} at {}; rank {} "
+      "(op #{}) receives it into {} x {} at {}: {}",
+      trace.header.groups.at(recv.group).name, recv.msg.sender, recv.msg.sender_seq,
+      sent.recorded, smpi_type_name(sent.smpi), recv.rank, recv.tag,
+      line_of(recv.msg.sender, recv.msg.sender_seq), recv.rank, recv.rank_seq, own.recorded,
+      smpi_type_name(own.smpi), line_of(recv.rank, recv.rank_seq), why);
 }
 
 void Importer::settle(BuiltTrace& built) {

@@ -89,15 +89,25 @@ class Importer {
     int tag = 0;
     bool any_source = false;
     bool buffered = false;    ///< ibsend: complete once posted, whatever the receiver does
-    std::uint64_t tests = 0;  ///< the rank's `test` actions before it was posted
+    std::uint64_t tests = 0;  ///< the rank's untargeted tests before it was posted
     std::string call;         ///< "isend to rank 1 tag 3" for a report
   };
-  /// A receive's own buffer, as the program posted it (matching records the message's).
+  /// A request still open when its rank finalized, which no test may have completed: a leak
+  /// unless the other side of its message completed it (unfinished_requests decides).
+  struct OpenAtEnd {
+    int rank = 0;
+    std::uint64_t seq = 0;
+    std::string call;  ///< empty: a nonblocking collective, never excused
+    std::uint32_t finalize_line = 0;
+  };
+  /// A send's or receive's own buffer, as the program posted it (matching records the
+  /// message's): in ranklab's elements, and as SMPI wrote it.
   struct Signature {
-    bool known = false;     ///< false: not a send or receive, or a receive that probed
-    bool in_bytes = false;  ///< a type SMPI cannot replay (count in bytes): only bytes compare
+    bool known = false;  ///< false: not a send or receive, or a receive that probed
     DataType dtype = DataType::u8;
-    std::uint64_t count = 0;
+    std::uint64_t count = 0;     ///< ranklab's elements
+    std::int64_t smpi = 6;       ///< SMPI's datatype id
+    std::uint64_t recorded = 0;  ///< the count as SMPI wrote it, in elements of `smpi`
   };
   struct RankState {
     std::vector<OpenRequest> open;
@@ -105,14 +115,16 @@ class Importer {
     std::vector<std::uint64_t> closed_at;  ///< by rank_seq: the action that waited (0: never)
     std::vector<Signature> posted_as;      ///< by rank_seq: a receive's own type and count
     std::vector<bool> cancellable;         ///< by rank_seq: an irecv (MPI_Cancel may end it)
+    std::vector<bool> tested;              ///< by rank_seq: a `test SRC DST TAG` named it
     std::uint64_t actions = 0;             ///< actions so far (numbered from 1)
     std::int64_t default_type = 6;         ///< MPI_BYTE unless `init` says MPI_DOUBLE
-    std::uint64_t tests = 0;               ///< `test` actions so far (which request: unsaid)
+    std::uint64_t tests = 0;               ///< untargeted tests so far (testall, ...)
     std::uint64_t wait_any_at = 0;         ///< the last waitany/waitsome action (0: none)
     std::set<std::uint64_t> buffered;      ///< first pass: rank_seq of its buffered sends
     /// Second pass: (rank_seq after which to close, rank_seq) of buffered sends still open.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> buffered_open;
     std::vector<std::uint64_t> open_collectives;  ///< nonblocking ones not yet waited for
+    std::string last_test;  ///< "SRC DST TAG" of the last test that named a collective
   };
 
   // ---- the reader (simgrid_ti.cpp) --------------------------------------------------------
@@ -164,12 +176,30 @@ class Importer {
   void post_p2p(int rank, std::string_view call, bool send, int peer, int tag, const Signature& own,
                 Completion completion);
 
+  /// The open request a `wait SRC DST TAG` or `test SRC DST TAG` names (SMPI 3.32 writes
+  /// the request's envelope, any source as the matched one): of those that match, the
+  /// oldest no test named (one a test named and nothing waited for was completed by it),
+  /// else the oldest; end() if none.
+  std::vector<OpenRequest>::iterator named_request(int rank, const std::vector<std::string_view>& w);
+
+  /// The rank's oldest open nonblocking collective that no test completed, else its oldest
+  /// (end() when none is open): what a wait or test naming no point-to-point request means.
+  std::vector<std::uint64_t>::iterator oldest_untested_collective(int rank);
+
   void wait(int rank, const std::vector<std::string_view>& w);
 
   /// A request still open when its rank finalizes was never completed: MPI says every one
-  /// must be (MPI_Finalize). One that a later `test` may have completed is not counted (TI
-  /// does not say which request a test was for).
+  /// must be (MPI_Finalize). One a `test` named, or that an untargeted test (testall, ...)
+  /// after it may have completed, is not counted: MPI writes no test of a completed request,
+  /// so a request's last test that nothing waited for completed it. The rest are kept in
+  /// open_at_end_ for unfinished_requests(trace).
   void unfinished_requests(int rank);
+
+  /// The requests open at their rank's end that are leaks, into unfinished_: those whose
+  /// message nobody completed (no message, or the other side left open as well). One whose
+  /// other side completed it was released by MPI_Request_free, which TI does not record (a
+  /// send request freed once posted still delivers its message).
+  void unfinished_requests(const Trace& trace);
 
   void wait_all(int rank, const std::vector<std::string_view>&);
 
@@ -250,8 +280,11 @@ class Importer {
 
   void init(int rank, const Words& w);
   void finalize(int rank, const Words&);
-  /// A test may complete requests; TI does not say which, and a later wait finds none.
-  void test(int rank, const Words&);
+  /// `test SRC DST TAG` (SMPI 3.29 on) names the request it tests: marked tested. One that
+  /// names no point-to-point request tests a nonblocking collective (the run of tests of one
+  /// loop, the oldest untested one). An untargeted one (testall, testany, testsome, or a
+  /// test when nothing names) may complete any request posted before it.
+  void test(int rank, const Words& w);
   /// comm_size, comm_split, ...: nothing to re-issue (SMPI's replay does nothing either).
   void nothing(int, const Words&);
   void compute(int rank, const Words& w);
@@ -319,12 +352,32 @@ class Importer {
   /// is under rendezvous. Only a receive gone past without a message contradicts itself.
   void settle_one(BuiltTrace& built, EventRef ref, const std::string& what);
 
+  /// A receive that its rank went past without a message (`ref`), where an earlier irecv of
+  /// that rank which a wait completed took a message that fits it: MPI_Cancel (which TI
+  /// does not record) ended that irecv, so the message is this receive's, and the irecv
+  /// becomes pending, dropped. False if there is none (the record contradicts itself).
+  bool take_from_cancelled(BuiltTrace& built, EventRef ref);
+
   /// A matched receive records the message (as the fabric does), unless its own buffer
-  /// cannot take it: another element type, or fewer elements (fewer bytes where either side
-  /// is a type whose count SMPI writes in bytes). Then it
-  /// keeps its own, so the replay posts it as the program did and reports the mismatch with
-  /// both calls.
-  void keep_receive_signatures(Trace& trace) const;
+  /// cannot take it: another element type, or fewer elements. Then it keeps its own, so the
+  /// replay posts it as the program did and reports the mismatch with both calls. A message
+  /// whose SMPI types clash where ranklab's types are alike (MPI_UNSIGNED against MPI_INT)
+  /// goes to type_mismatches_, for the replay to report.
+  void keep_receive_signatures(Trace& trace);
+
+  /// "message mismatch in world: rank 0 (op #0) sends 4 x MPI_UNSIGNED to rank 1 tag 0 at
+  /// FILE:LINE; rank 1 (op #0) receives it into 4 x MPI_INT at FILE:LINE: WHY".
+  std::string describe_type_mismatch(const Trace& trace, const TraceEvent& recv,
+                                     const Signature& sent, const Signature& own,
+                                     std::string_view why) const;
+
+  /// How a message of a derived datatype (SMPI's -1, its size unknown) compares: equal only
+  /// to a derived datatype (TI writes -1 for every one), by count; MPI_BYTE and MPI_PACKED
+  /// take anything. Why it does not fit ("" if it does), for type_mismatches_.
+  static std::string derived_clash(const Signature& sent, const Signature& own);
+
+  /// "FILE:LINE" of the rank's operation `seq`.
+  std::string line_of(int rank, std::uint64_t seq) const;
 
   void settle(BuiltTrace& built);
 
@@ -337,6 +390,13 @@ class Importer {
   Location where_;
   nlohmann::json json_config_;
   std::vector<std::string> unfinished_;   ///< requests open at their rank's finalize
+  std::vector<OpenAtEnd> open_at_end_;    ///< candidates for unfinished_
+  std::vector<std::string> type_mismatches_;  ///< messages whose SMPI types clash
+  // Actions with a derived datatype (SMPI's -1), which the report notes: type_arg counts
+  // them, hence mutable.
+  mutable std::uint64_t derived_actions_ = 0;
+  mutable Location derived_first_;  ///< the first such action
+  mutable Location derived_;        ///< the last one counted
   bool nonblocking_ = false;              ///< the collective being read is ibcast, ibarrier...
   std::optional<std::uint32_t> v_group_;  ///< the group v-collectives' messages travel in
   bool first_pass_ = false;               ///< finding the buffered sends' receives
