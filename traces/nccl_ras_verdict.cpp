@@ -172,6 +172,17 @@ RasVerdict judge_ras(const std::vector<RasSnapshot>& snapshots) {
                    "(a job hung in step waits inside one collective, or outside NCCL)";
   }
 
+  const bool unnamed = std::any_of(last.communicators.begin(), last.communicators.end(), [](const RasCommunicator& c) {
+    return std::any_of(c.splits.begin(), c.splits.end(), [](const RasCountSplit& s) {
+      return std::any_of(s.groups.begin(), s.groups.end(), [](const RasCountGroup& g) {
+        return static_cast<int>(g.ranks.ranks.size()) < g.ranks.count;
+      });
+    });
+  });
+  if (unnamed) {
+    out.notes.push_back("RAS's text form names the ranks of a count only when they are few (an "
+                        "outlier); `ncclras -f json` (NCCL 2.28.7 and later) names every rank");
+  }
   if (snapshots.size() == 1 && behind) {
     out.notes.push_back("one snapshot shows where ranks are, not that they stay there: NCCL's "
                         "collectives can outrun RAS's query; take another a minute later and give "
@@ -188,8 +199,14 @@ RasVerdict judge_ras(const std::vector<RasSnapshot>& snapshots) {
     out.notes.push_back(fmt::format("between the first and the last of {} snapshots: {} "
                                     "communicator{} moved, {} did not (stuck)",
                                     snapshots.size(), moving, moving == 1 ? "" : "s", stuck));
-    if (stuck > 0 && behind) {
-      out.headline = "stuck, " + out.headline;
+    // The headline's communicator, when its ranks are behind and nothing of it moved.
+    if (first_missing == nullptr && first_behind != nullptr) {
+      for (const RasCommunicatorVerdict& v : out.communicators) {
+        if (v.hash == first_behind->hash && v.size == first_behind->size && v.moved == false) {
+          out.headline = "stuck, " + out.headline;
+          break;
+        }
+      }
     }
   }
   return out;

@@ -20,7 +20,8 @@ Each case is an 8-GPU job on two nodes (10.0.0.1 and 10.0.0.2, 4 processes of on
 a world communicator (8 ranks) and two tensor-parallel communicators of 4 (one per node).
   healthy/      every rank in step: world broadcast 1, all_reduce 18; TP all_reduce 36,
                 all_gather 12, reduce_scatter 12
-  rank_behind/  world rank 5 stopped at all_reduce 17 while the other 7 reached 18
+  rank_behind/  world rank 5 stopped at all_reduce 17 while the other 7 reached 18; ras_later.*
+                is the query repeated a minute later: the same counts (stuck)
   node_behind/  world ranks 4-7 (the second node) stopped at all_reduce 17 while ranks 0-3
                 reached 18: half the communicator, so the text form names neither half
   missing_rank/ world rank 6's process stopped answering: the world and its node's TP
@@ -150,12 +151,12 @@ def world_counts(behind, at=17):
     return {r: [1, 0, 0, 0, at if r in behind else 18] for r in range(8)}
 
 
-def write(case, text, job, missing_world=()):
+def write(case, text, job, missing_world=(), name="ras"):
     folder = os.path.join(HERE, case)
     os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "ras.txt"), "w") as f:
+    with open(os.path.join(folder, name + ".txt"), "w") as f:
         f.write(text)
-    with open(os.path.join(folder, "ras.json"), "w") as f:
+    with open(os.path.join(folder, name + ".json"), "w") as f:
         f.write(json_snapshot(job, missing_world))
 
 
@@ -167,13 +168,13 @@ def in_step_case():
     write("healthy", text, job)
 
 
-def behind_case(case, behind):
+def behind_case(case, behind, name="ras"):
     job = comms(world_counts(behind))
     text = (text_header() + row(0, 1, 2, "4", 8, 8, "RUNNING", "MISMATCH") +
             row(1, 2, 1, "4", 4, 8, "RUNNING", "OK") +
             "\nErrors\n======\n\n" "Warnings\n========\n\n" +
             mismatch("#0-0", WORLD_HASH, list(range(8)), job[0][3]))
-    write(case, text, job)
+    write(case, text, job, name=name)
 
 
 def missing_case():
@@ -198,5 +199,6 @@ def missing_case():
 if __name__ == "__main__":
     in_step_case()
     behind_case("rank_behind", {5})
+    behind_case("rank_behind", {5}, name="ras_later")  # a minute later: nothing moved
     behind_case("node_behind", {4, 5, 6, 7})
     missing_case()
