@@ -112,8 +112,8 @@ struct RasSnapshot {
   std::string form;          ///< "text" or "json"
   std::string nccl_version;  ///< "" when the snapshot does not say
   std::string timestamp;     ///< JSON only
-  /// Communicators the text table counts as OK without naming them (in step): their sizes.
-  std::vector<int> unnamed_in_step;
+  /// Communicators the text table counts as OK without naming them (in step).
+  int unnamed_in_step = 0;
   std::vector<RasCommunicator> communicators;  ///< in the snapshot's order
   std::vector<RasProcess> processes_missing;   ///< the job's INCOMPLETE and DEAD processes
   int timeouts = 0;

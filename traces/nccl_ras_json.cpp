@@ -52,7 +52,9 @@ class LineFinder : public nlohmann::json_sax<json> {
     check(path() + "/" + escape(key));
     return line_ == 0;
   }
+  /// Where the parser gave up: a number beyond a double ("number overflow") is refused here.
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    at_failure();
     return false;
   }
 
@@ -99,9 +101,13 @@ class LineFinder : public nlohmann::json_sax<json> {
     return line_ == 0;
   }
   void check(const std::string& pointer) {
-    if (line_ != 0 || pointer != target_) return;
+    if (line_ == 0 && pointer == target_) at_failure();
+  }
+  /// The line of the character the lexer read last.
+  void at_failure() {
+    if (line_ != 0) return;
     const std::streamoff offset = in_.rdbuf()->pubseekoff(0, std::ios_base::cur, std::ios_base::in);
-    line_ = line_at(text_, offset < 0 ? text_.size() : static_cast<std::size_t>(offset) - 1);
+    line_ = line_at(text_, offset <= 0 ? text_.size() : static_cast<std::size_t>(offset) - 1);
   }
 
   std::istringstream& in_;
@@ -137,6 +143,12 @@ class JsonReader {
       if (colon != std::string_view::npos) reason.remove_prefix(colon + 2);
       throw TraceError(fmt::format("{}:{}: invalid JSON: {}", out_.file,
                                    line_at(text_, error.byte == 0 ? 0 : error.byte - 1), reason));
+    } catch (const json::exception& error) {
+      // A number too large for a double (406 "number overflow parsing '1e999'"): found again by
+      // the SAX pass, whose target no pointer matches.
+      std::string_view reason = error.what();
+      if (const std::size_t close = reason.find("] "); close != std::string_view::npos) reason.remove_prefix(close + 2);
+      throw TraceError(fmt::format("{}:{}: invalid JSON: {}", out_.file, line_of(text_, "\x01"), excerpt(reason)));
     }
     guarded("", [&] { read_document(document); });
     return std::move(out_);

@@ -117,6 +117,7 @@ class TextReader {
         throw TraceError(fmt::format("{}:{}: {}", out_.file, number, error.what()));
       }
     }
+    close_split();
     if (!seen_table_) {
       throw TraceError(fmt::format("{}: no 'Communicators...' table: not what ncclras prints "
                                    "(run `ncclras` or `ncclras -f json` on a node of the job)",
@@ -134,7 +135,11 @@ class TextReader {
     }
     if (line.starts_with("NCCL version ")) {
       std::string_view v = line.substr(13);
-      out_.nccl_version = std::string(v.substr(0, v.find(' ')));
+      v = v.substr(0, v.find(' '));
+      if (v.empty() || v.find_first_not_of("0123456789.") != std::string_view::npos) {
+        fail("expected a version after 'NCCL version': {}", quote_input(line));
+      }
+      out_.nccl_version = std::string(v);
       return;
     }
     if (line.starts_with("Communicators...")) {
@@ -147,7 +152,15 @@ class TextReader {
       ++out_.skipped_lines;  // the job summary
       return;
     }
+    // NCCL prints host names as inet_ntop writes them: the report is ASCII, and what it names
+    // goes into reports and JSON as it is.
+    for (const char c : line) {
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
+        fail("a byte outside printable ASCII ({}): RAS prints none", quote_input(std::string_view(&c, 1)));
+      }
+    }
     if (line == "Errors" || line == "Warnings") {
+      close_split();
       section_ = line == "Errors" ? Section::errors : Section::warnings;
       block_ = Block::none;
       in_rows_ = false;
@@ -171,18 +184,36 @@ class TextReader {
     const auto group = parse_whole<int>(words[0]);
     const auto comms = parse_whole<int>(words[1]);
     const auto per_comm = parse_whole<int>(words[4]);
-    if (!group || !comms || !per_comm || *comms > kMaxRank || *per_comm > kMaxRank) {
-      fail("a table row needs numbers for its group, comms and ranks per comm: {}", quote_input(line));
+    if (!group || !comms || !per_comm || *comms < 1 || *per_comm < 1 || *comms > kMaxRank ||
+        *per_comm > kMaxRank) {
+      fail("a table row needs numbers (1 or more) for its comms and ranks per comm: {}", quote_input(line));
     }
     if (*group != static_cast<int>(rows_.size())) fail("table row of group {} where group {} was due", *group, rows_.size());
     const TableRow row{*comms, *per_comm, words[7] == "OK"};
     rows_.push_back(row);
-    if (row.ok) out_.unnamed_in_step.insert(out_.unnamed_in_step.end(), static_cast<std::size_t>(row.comms), row.ranks_per_comm);
+    if (row.ok) {
+      if (out_.unnamed_in_step > kMaxRank - row.comms) fail("more than {} communicators", kMaxRank);
+      out_.unnamed_in_step += row.comms;
+    }
+  }
+
+  /// A collective whose counts differ lists two counts or more.
+  void close_split() {
+    if (split_ != nullptr && split_->groups.size() < 2) {
+      throw TraceError(fmt::format("{}:{}: the {} counts of {} list {} count{}: RAS lists two or "
+                                   "more where they differ", out_.file, split_line_,
+                                   ras_collective_nccl_name(split_->kind), comm_->label,
+                                   split_->groups.size(), split_->groups.size() == 1 ? "" : "s"));
+    }
+    split_ = nullptr;
   }
 
   void read_block_header(std::string_view line) {
+    close_split();
     group_ = nullptr;
     status_group_ = nullptr;
+    in_status_ = false;
+    error_kind_.clear();
     if (section_ == Section::errors && line == "INCOMPLETE") {
       block_ = Block::job_incomplete;
       return;
@@ -274,7 +305,11 @@ class TextReader {
   void read_missing_rank(std::string_view line) {
     std::string_view rest = line;
     if (eat(rest, "Missing communicator data from ")) {
-      comm_->missing_count += number<int>(rest, "the missing rank count");
+      const int count = number<int>(rest, "the missing rank count");
+      if (count > comm_->size - comm_->missing_count) {
+        fail("{} ranks missing from {}, a communicator of {}", comm_->missing_count + count, comm_->label, comm_->size);
+      }
+      comm_->missing_count += count;
       return;
     }
     expect(rest, "Rank ");
@@ -287,6 +322,9 @@ class TextReader {
     }
     for (const RasMissingRank& other : comm_->missing) {
       if (other.rank == missing.rank) fail("rank {} named twice", missing.rank);
+    }
+    if (static_cast<int>(comm_->missing.size()) >= comm_->missing_count) {
+      fail("more missing ranks named than 'Missing communicator data from {}' counts", comm_->missing_count);
     }
     comm_->missing.push_back(std::move(missing));
   }
@@ -302,29 +340,13 @@ class TextReader {
       return;
     }
     if (error_kind_.empty()) fail("an error line before 'Initialization error' or 'Asynchronous error': {}", quote_input(line));
-    // "%d ranks reported %s", then their "Rank %d -- ..." lines; or "Rank %d reported %s -- ..."
-    if (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
-      const int count = number<int>(rest, "the rank count");
-      expect(rest, " ranks reported ");
-      status_group_ = &note(fmt::format("{}: {}", error_kind_, rest), count);
-      return;
-    }
-    expect(rest, "Rank ");
-    const int rank = rank_number(rest);
-    if (eat(rest, " reported ")) {
-      const std::size_t dash = rest.find(" -- ");
-      if (dash == std::string_view::npos) fail("expected ' -- ' after the error: {}", quote_input(line));
-      add_rank(note(fmt::format("{}: {}", error_kind_, rest.substr(0, dash)), 1).ranks, rank);
-      status_group_ = nullptr;
-      return;
-    }
-    named_member(rest, rank);
+    read_note_line(line, " ranks reported ", " reported ", error_kind_ + ": ");
   }
 
   void read_mismatch_line(std::string_view line) {
     std::string_view rest = line;
     if (line == "Communicator ranks have different status") {
-      split_ = nullptr;
+      close_split();
       status_group_ = nullptr;
       in_status_ = true;
       return;
@@ -341,13 +363,15 @@ class TextReader {
       for (const RasCountSplit& split : comm_->splits) {
         if (split.kind == k) fail("the {} counts of {} twice", kind, comm_->label);
       }
+      close_split();
+      split_line_ = line_;
       comm_->splits.push_back({k, {}});
       split_ = &comm_->splits.back();
       group_ = nullptr;
       in_status_ = false;
       return;
     }
-    if (in_status_) return read_status_line(line);
+    if (in_status_) return read_note_line(line, " ranks have status ", " has status ", "status ");
     if (split_ == nullptr) fail("a count line before 'Communicator ranks have different ...': {}", quote_input(line));
     // "%d ranks have launched up to operation %ld" / "%d ranks have not launched any operations"
     if (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
@@ -382,9 +406,12 @@ class TextReader {
   }
 
   RasCountGroup& count_group(std::uint64_t launched, int count) {
+    int ranks = count;
     for (const RasCountGroup& group : split_->groups) {
       if (group.launched == launched) fail("count {} listed twice", launched);
+      ranks += group.ranks.count;
     }
+    if (ranks > comm_->size) fail("{} ranks counted in {}, a communicator of {}", ranks, comm_->label, comm_->size);
     split_->groups.push_back({launched, {count, {}}});
     std::stable_sort(split_->groups.begin(), split_->groups.end(),
                      [](const RasCountGroup& a, const RasCountGroup& b) { return a.launched > b.launched; });
@@ -394,36 +421,37 @@ class TextReader {
     return split_->groups.back();  // unreachable
   }
 
-  void read_status_line(std::string_view line) {
+  /// "N ranks PLURAL VALUE" (its ranks may follow as "Rank R -- ..."), or "Rank R SINGULAR
+  /// VALUE -- ...": the note "PREFIX VALUE" of those ranks.
+  void read_note_line(std::string_view line, std::string_view plural, std::string_view singular,
+                      const std::string& prefix) {
     std::string_view rest = line;
     if (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
       const int count = number<int>(rest, "the rank count");
-      expect(rest, " ranks have status ");
-      status_group_ = &note(fmt::format("status {}", rest), count);
+      expect(rest, plural);
+      status_group_ = &note(prefix + std::string(rest), count);
       return;
     }
     expect(rest, "Rank ");
     const int rank = rank_number(rest);
-    if (eat(rest, " has status ")) {
+    if (eat(rest, singular)) {
       const std::size_t dash = rest.find(" -- ");
-      if (dash == std::string_view::npos) fail("expected ' -- ' after the status: {}", quote_input(line));
-      add_rank(note(fmt::format("status {}", rest.substr(0, dash)), 1).ranks, rank);
+      if (dash == std::string_view::npos) fail("expected ' -- ' after {}: {}", quote_input(singular), quote_input(line));
+      add_rank(note(prefix + std::string(rest.substr(0, dash)), 1).ranks, rank);
       status_group_ = nullptr;
       return;
     }
-    named_member(rest, rank);
-  }
-
-  /// "Rank R -- ..." under an "N ranks have status / reported" line: one of its members.
-  void named_member(std::string_view rest, int rank) {
+    // "Rank R -- ...": a member of the last "N ranks" line.
     if (status_group_ == nullptr) fail("a rank line before its count line");
     expect(rest, " -- ");
     add_rank(status_group_->ranks, rank);
   }
 
   RasRankNote& note(std::string what, int count) {
+    if (count > comm_->size) fail("{} ranks in {}, a communicator of {}", count, comm_->label, comm_->size);
     for (RasRankNote& existing : comm_->notes) {
       if (existing.what == what) {
+        if (existing.ranks.count + count > comm_->size) fail("more ranks than {} has", comm_->label);
         existing.ranks.count += count;
         return existing;
       }
@@ -482,6 +510,7 @@ class TextReader {
   std::vector<TableRow> rows_;
   RasCommunicator* comm_ = nullptr;
   RasCountSplit* split_ = nullptr;
+  int split_line_ = 0;
   RasCountGroup* group_ = nullptr;
   RasRankNote* status_group_ = nullptr;
   bool in_status_ = false;

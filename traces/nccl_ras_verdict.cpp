@@ -145,7 +145,7 @@ RasVerdict judge_ras(const std::vector<RasSnapshot>& snapshots) {
     }
     out.communicators.push_back(std::move(verdict));
   }
-  out.unnamed_in_step = static_cast<int>(last.unnamed_in_step.size());
+  out.unnamed_in_step = last.unnamed_in_step;
   out.status = job_status(behind, missing);
   for (const RasProcess& process : last.processes_missing) {
     out.job_lines.push_back(fmt::format("process {} on node {} (GPU {}) {}", process.pid, process.host,
@@ -159,14 +159,15 @@ RasVerdict judge_ras(const std::vector<RasSnapshot>& snapshots) {
   }
 
   if (first_missing != nullptr) {
-    const RasCommunicatorVerdict& v = *std::find_if(out.communicators.begin(), out.communicators.end(),
-                                                    [&](const auto& c) { return c.hash == first_missing->hash; });
-    const auto line = std::find_if(v.lines.begin(), v.lines.end(),
-                                   [](const std::string& l) { return l.find("missing") != std::string::npos; });
-    out.headline = fmt::format("{}: on {}, {}", out.status, comm_name(*first_missing), *line);
+    const int unnamed = first_missing->missing_count - static_cast<int>(first_missing->missing.size());
+    out.headline = fmt::format("{}: on {}, {}", out.status, comm_name(*first_missing),
+                               first_missing->missing.empty()
+                                   ? fmt::format("{} {} missing", unnamed, unnamed == 1 ? "rank is" : "ranks are")
+                                   : missing_line(first_missing->missing.front()));
   } else if (first_behind != nullptr) {
+    // Every split has two counts or more (both readers make sure), so a first line.
     out.headline = fmt::format("behind: on {}, {}", comm_name(*first_behind),
-                               split_lines(first_behind->splits.front()).front());
+                               split_lines(first_behind->splits.front()).at(0));
   } else {
     out.headline = "in step: every rank of every communicator has launched the same collectives "
                    "(a job hung in step waits inside one collective, or outside NCCL)";
@@ -215,7 +216,7 @@ RasVerdict judge_ras(const std::vector<RasSnapshot>& snapshots) {
 std::string format_ras_verdict(const RasVerdict& verdict, const std::vector<RasSnapshot>& snapshots,
                                const std::string& name) {
   const RasSnapshot& last = snapshots.back();
-  const std::size_t comms = last.communicators.size() + last.unnamed_in_step.size();
+  const std::size_t comms = last.communicators.size() + static_cast<std::size_t>(last.unnamed_in_step);
   std::string out = fmt::format("NCCL RAS snapshot{} {} ({} form{}): {} communicator{}\n",
                                 snapshots.size() == 1 ? "" : "s", name, last.form,
                                 last.nccl_version.empty() ? "" : ", NCCL " + last.nccl_version,

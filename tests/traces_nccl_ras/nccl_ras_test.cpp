@@ -155,7 +155,7 @@ TEST(NcclRasExamplesTest, TextAndJsonAgree) {
     const RasSnapshot j = example(std::string(name) + "/ras.json");
     EXPECT_EQ(j.form, "json");
     EXPECT_EQ(j.nccl_version, "2.30.7");
-    EXPECT_EQ(t.communicators.size() + t.unnamed_in_step.size(), j.communicators.size());
+    EXPECT_EQ(t.communicators.size() + static_cast<std::size_t>(t.unnamed_in_step), j.communicators.size());
     for (const RasCommunicator& tc : t.communicators) {
       const auto jc = std::find_if(j.communicators.begin(), j.communicators.end(),
                                    [&](const RasCommunicator& c) { return c.hash == tc.hash; });
@@ -215,6 +215,26 @@ TEST(NcclRasErrorsTest, MalformedLinesNameFileAndLine) {
                    TraceError, "r.txt:25: unknown collective 'AllToAll'");
   EXPECT_THROW_MSG(parse_nccl_ras("r.txt", text(kRow32, "", "#3-0 (27a079b828ff1a75) MISMATCH\n")),
                    TraceError, "r.txt:24: #3-0: the table has no group 3");
+  EXPECT_THROW_MSG(parse_nccl_ras("r.txt", text(kRow32, "", "#0-0 (27a079b828ff1a75) INCOMPLETE\n")),
+                   TraceError, "r.txt:24: unknown Warnings kind 'INCOMPLETE'");
+  // Found by the fuzzer: a host name of bytes no report can carry (NCCL prints ASCII).
+  EXPECT_THROW_MSG(parse_nccl_ras("r.txt", text(kRow32, "#0-0 (27a079b828ff1a75) INCOMPLETE\n"
+                                                         "  Rank 1 -- GPU 0 managed by process 1 on node \xff\n", "")),
+                   TraceError, "r.txt:22: a byte outside printable ASCII ('\xff')");
+  // Found by the fuzzer: a negative comms count (it sized a vector), a collective "with
+  // different counts" that lists one (the verdict took the first of no lines), more missing
+  // ranks named than counted.
+  EXPECT_THROW_MSG(parse_nccl_ras("r.txt", text("    0        -1         4         8        32        32   RUNNING      OK\n", "", "")),
+                   TraceError, "r.txt:16: a table row needs numbers (1 or more)");
+  EXPECT_THROW_MSG(parse_nccl_ras("r.txt", text(kRow32, "", "#0-0 (27a079b828ff1a75) MISMATCH\n"
+                                                           "  Communicator ranks have different AllReduce operation counts\n"
+                                                           "  32 ranks have launched up to operation 1\n")),
+                   TraceError, "r.txt:25: the AllReduce counts of #0-0 list 1 count: RAS lists two or more");
+  EXPECT_THROW_MSG(parse_nccl_ras("r.txt", text(kRow32, "#0-0 (27a079b828ff1a75) INCOMPLETE\n"
+                                                         "  Missing communicator data from 1 rank\n"
+                                                         "  Rank 1 -- [process information not found]\n"
+                                                         "  Rank 2 -- [process information not found]\n", "")),
+                   TraceError, "r.txt:24: more missing ranks named than 'Missing communicator data from 1' counts");
   EXPECT_THROW_MSG(parse_nccl_ras("r.txt", "hello\n"), TraceError,
                    "r.txt: no 'Communicators...' table: not what ncclras prints");
 
@@ -233,6 +253,11 @@ TEST(NcclRasErrorsTest, MalformedLinesNameFileAndLine) {
   EXPECT_THROW_MSG(parse_nccl_ras("r.json", twice), TraceError, "r.json:37: rank 0 listed twice");
   EXPECT_THROW_MSG(parse_nccl_ras("r.json", "{\n  \"nccl_version\": \"2.30.7\",\n  oops\n}\n"),
                    TraceError, "r.json:3: invalid JSON: syntax error");
+  // Found by the fuzzer: a number beyond a double is nlohmann's out_of_range, not parse_error.
+  std::string overflow = good;
+  overflow.replace(overflow.find("\"AllReduce\": 18"), 15, "\"AllReduce\": 1e999");
+  EXPECT_THROW_MSG(parse_nccl_ras("r.json", overflow), TraceError,
+                   "r.json:33: invalid JSON: number overflow parsing '1e999'");
   EXPECT_THROW_MSG(parse_nccl_ras("r.json", "{\"nccl_version\": \"2.30.7\"}"), TraceError,
                    "r.json:1: missing required field 'communicators'");
 }
