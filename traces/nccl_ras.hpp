@@ -77,6 +77,16 @@ struct RasMissingRank {
   bool operator==(const RasMissingRank&) const = default;
 };
 
+/// The process that drives a rank, where RAS says it (JSON: every answering rank; text: the
+/// ranks it names on a count line).
+struct RasRankProcess {
+  int rank = 0;
+  std::string host;
+  int pid = -1;
+  int cuda_dev = -1;
+  bool operator==(const RasRankProcess&) const = default;
+};
+
 /// Something else RAS says about some ranks: a status ("FINALIZE") or an error.
 struct RasRankNote {
   std::string what;  ///< "status FINALIZE", "asynchronous error: Remote process error"
@@ -95,6 +105,7 @@ struct RasCommunicator {
   int missing_count = 0;              ///< ranks without data, named or not
   std::vector<RasMissingRank> missing;  ///< those RAS named, by rank
   std::vector<RasRankNote> notes;
+  std::vector<RasRankProcess> processes;  ///< by rank, those known
   bool operator==(const RasCommunicator&) const = default;
 };
 

@@ -213,6 +213,10 @@ class JsonReader {
       failed_at_ = at;
       const json& rank = as_object(ranks[r], "ranks[]");
       const int number = member(rank, at, comm, seen);
+      RasRankProcess process;
+      process.rank = number;
+      read_process(rank, process);
+      if (process.pid >= 0 && !process.host.empty()) comm.processes.push_back(std::move(process));
       std::array<std::uint64_t, kRasCollectives> launched{};
       const json& by_kind = as_object(field(rank, at, "collective_counts"), "collective_counts");
       for (std::size_t k = 0; k < kRasCollectives; ++k) {
@@ -230,10 +234,7 @@ class JsonReader {
       const json& object_m = as_object(missing[m], "missing_ranks[]");
       RasMissingRank rank;
       rank.rank = member(object_m, at, comm, seen);
-      if (const json* host = find_field(object_m, "host")) rank.host = as_string(*host, "host");
-      if (rank.host == "unknown") rank.host.clear();
-      if (const json* pid = find_field(object_m, "pid")) rank.pid = static_cast<int>(std::clamp<std::int64_t>(as_integer(*pid, "pid"), -1, 1 << 30));
-      if (const json* dev = find_field(object_m, "cuda_dev")) rank.cuda_dev = static_cast<int>(std::clamp<std::int64_t>(as_integer(*dev, "cuda_dev"), -1, 1 << 30));
+      read_process(object_m, rank);
       const json& status = as_object(field(object_m, at, "status"), "status");
       rank.unresponsive = as_boolean(field(status, at + "/status", "unresponsive"), "unresponsive");
       rank.dead = as_boolean(field(status, at + "/status", "considered_dead"), "considered_dead");
@@ -242,6 +243,8 @@ class JsonReader {
     failed_at_ = pointer;
     std::sort(comm.missing.begin(), comm.missing.end(),
               [](const RasMissingRank& a, const RasMissingRank& b) { return a.rank < b.rank; });
+    std::sort(comm.processes.begin(), comm.processes.end(),
+              [](const RasRankProcess& a, const RasRankProcess& b) { return a.rank < b.rank; });
     comm.missing_count = static_cast<int>(comm.missing.size());
     split_counts(comm, counts);
     for (auto& [what, members] : notes) {
@@ -249,6 +252,16 @@ class JsonReader {
       comm.notes.push_back({what, {static_cast<int>(members.size()), members}});
     }
     return comm;
+  }
+
+  /// A rank's host, pid and cuda_dev, where given ("unknown" and -1 where RAS did not know).
+  template <typename Rank>
+  static void read_process(const json& object, Rank& out) {
+    if (const json* host = find_field(object, "host")) out.host = as_string(*host, "host");
+    if (out.host == "unknown") out.host.clear();
+    const auto small = [](std::int64_t value) { return static_cast<int>(std::clamp<std::int64_t>(value, -1, 1 << 30)); };
+    if (const json* pid = find_field(object, "pid")) out.pid = small(as_integer(*pid, "pid"));
+    if (const json* dev = find_field(object, "cuda_dev")) out.cuda_dev = small(as_integer(*dev, "cuda_dev"));
   }
 
   /// A rank's "rank" field: in the communicator, and named once across ranks and missing_ranks.

@@ -52,7 +52,8 @@ void expect(std::string_view& text, std::string_view word) {
 
 /// "Rank R -- GPU G managed by process P on node H", or "Rank R -- [process information not
 /// found]", after the part up to " -- " was read: fills what the rest says.
-void read_process_tail(std::string_view rest, RasMissingRank& out) {
+template <typename Rank>
+void read_process_tail(std::string_view rest, Rank& out) {
   if (rest == "[process information not found]") return;
   expect(rest, "GPU ");
   out.cuda_dev = number<int>(rest, "the GPU");
@@ -388,12 +389,26 @@ class TextReader {
       RasCountGroup& group = count_group(launched(rest.substr(0, dash), line), 1);
       add_rank(group.ranks, rank);
       group_ = nullptr;
+      add_process(rank, rest.substr(dash + 4));
       return;
     }
     if (group_ == nullptr) fail("a rank line before its count line: {}", quote_input(line));
     expect(rest, " -- ");
     add_rank(group_->ranks, rank);
     if (static_cast<int>(group_->ranks.ranks.size()) > group_->ranks.count) fail("more ranks named than counted");
+    add_process(rank, rest);
+  }
+
+  /// A named rank's "GPU G managed by process P on node H", kept once per rank.
+  void add_process(int rank, std::string_view tail) {
+    RasRankProcess process;
+    process.rank = rank;
+    read_process_tail(tail, process);
+    if (process.pid < 0) return;
+    std::vector<RasRankProcess>& known = comm_->processes;
+    const auto at = std::lower_bound(known.begin(), known.end(), rank,
+                                     [](const RasRankProcess& p, int r) { return p.rank < r; });
+    if (at == known.end() || at->rank != rank) known.insert(at, std::move(process));
   }
 
   /// "launched up to operation K" (K) or "not launched any operations" (0).

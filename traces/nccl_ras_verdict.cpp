@@ -81,10 +81,28 @@ const RasCommunicator* find(const RasSnapshot& snapshot, const RasCommunicator& 
   return nullptr;
 }
 
+/// Where to look: the processes of the ranks behind, when they are few and RAS names them.
+constexpr std::size_t kProcessesShown = 4;
+
+const RasRankProcess* process_of(const RasCommunicator& comm, int rank) {
+  const auto at = std::lower_bound(comm.processes.begin(), comm.processes.end(), rank,
+                                   [](const RasRankProcess& p, int r) { return p.rank < r; });
+  return at != comm.processes.end() && at->rank == rank ? &*at : nullptr;
+}
+
 RasCommunicatorVerdict judge(const RasCommunicator& comm) {
   RasCommunicatorVerdict out{comm.hash, comm.label, comm.size, "in step", {}, std::nullopt};
   for (const RasCountSplit& split : comm.splits) {
     for (std::string& line : split_lines(split)) out.lines.push_back(std::move(line));
+    for (std::size_t g = 1; g < split.groups.size(); ++g) {
+      const std::vector<int>& behind = split.groups[g].ranks.ranks;
+      if (behind.size() > kProcessesShown) continue;
+      for (int rank : behind) {
+        if (const RasRankProcess* p = process_of(comm, rank)) {
+          out.lines.push_back(fmt::format("rank {} is process {} on node {} (GPU {})", rank, p->pid, p->host, p->cuda_dev));
+        }
+      }
+    }
   }
   for (const RasMissingRank& rank : comm.missing) out.lines.push_back(missing_line(rank));
   const int unnamed = comm.missing_count - static_cast<int>(comm.missing.size());
@@ -274,13 +292,20 @@ nlohmann::ordered_json ras_verdict_to_json(const RasVerdict& verdict,
       const RasCountGroup& top = split.groups.front();
       for (std::size_t g = 1; g < split.groups.size(); ++g) {
         const RasCountGroup& group = split.groups[g];
+        nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+        for (int rank : group.ranks.ranks) {
+          if (const RasRankProcess* p = process_of(comm, rank)) {
+            processes.push_back({{"rank", rank}, {"host", p->host}, {"pid", p->pid}, {"cuda_dev", p->cuda_dev}});
+          }
+        }
         behind.push_back({{"collective", ras_collective_name(split.kind)},
                           {"stopped_at", group.launched},
                           {"ranks", group.ranks.ranks},
                           {"rank_count", group.ranks.count},
                           {"reached", top.launched},
                           {"ahead_ranks", top.ranks.ranks},
-                          {"ahead_rank_count", top.ranks.count}});
+                          {"ahead_rank_count", top.ranks.count},
+                          {"processes", processes}});
       }
     }
     item["behind"] = behind;

@@ -112,12 +112,13 @@ TEST(NcclRasTextTest, SingleRanksZeroCountsStatusAndErrors) {
   EXPECT_EQ(comm.splits[1].groups[1].ranks.ranks, std::vector<int>{});  // 2 of 4: not named
   const RasVerdict v = judge_ras({s});
   const std::vector<std::string>& lines = v.communicators.at(0).lines;
-  ASSERT_EQ(lines.size(), 5u);
+  ASSERT_EQ(lines.size(), 6u);
   EXPECT_EQ(lines[0], "rank 1 launched no broadcast while ranks 0, 2, 3 reached 2");
-  EXPECT_EQ(lines[1], "2 ranks stopped at all_gather count 3 while 2 ranks reached 4");
-  EXPECT_EQ(lines[2], "rank 3 has: asynchronous error: Remote process error");
-  EXPECT_EQ(lines[3], "3 ranks have: status RUNNING");
-  EXPECT_EQ(lines[4], "rank 3 has: status FINALIZE");
+  EXPECT_EQ(lines[1], "rank 1 is process 7 on node h (GPU 1)");  // the CUDA device, not NVML's
+  EXPECT_EQ(lines[2], "2 ranks stopped at all_gather count 3 while 2 ranks reached 4");
+  EXPECT_EQ(lines[3], "rank 3 has: asynchronous error: Remote process error");
+  EXPECT_EQ(lines[4], "3 ranks have: status RUNNING");
+  EXPECT_EQ(lines[5], "rank 3 has: status FINALIZE");
 }
 
 //! The missing ranks of a communicator and the job's dead processes.
@@ -162,6 +163,9 @@ TEST(NcclRasExamplesTest, TextAndJsonAgree) {
       ASSERT_NE(jc, j.communicators.end()) << tc.hash;
       EXPECT_EQ(tc.size, jc->size);
       EXPECT_EQ(tc.missing, jc->missing);
+      for (const RasRankProcess& p : tc.processes) {  // the text names some; JSON all
+        EXPECT_NE(std::find(jc->processes.begin(), jc->processes.end(), p), jc->processes.end()) << p.rank;
+      }
       ASSERT_EQ(tc.splits.size(), jc->splits.size());
       for (std::size_t k = 0; k < tc.splits.size(); ++k) {
         ASSERT_EQ(tc.splits[k].groups.size(), jc->splits[k].groups.size());
