@@ -81,6 +81,33 @@ const RasCommunicator* find(const RasSnapshot& snapshot, const RasCommunicator& 
   return nullptr;
 }
 
+/// "behind", "missing ranks", "errors", joined in that order; "in step" for none.
+std::string state_of(bool behind, bool missing, bool errors) {
+  std::string out;
+  for (const auto& [on, name] : {std::pair{behind, "behind"}, std::pair{missing, "missing ranks"},
+                                 std::pair{errors, "errors"}}) {
+    if (on) out += out.empty() ? name : std::string(", ") + name;
+  }
+  return out.empty() ? "in step" : out;
+}
+
+/// The first initialization or asynchronous error RAS reports of the communicator's ranks.
+const RasRankNote* first_error(const RasCommunicator& comm) {
+  for (const RasRankNote& note : comm.notes) {
+    if (note.what.find(" error: ") != std::string::npos) return &note;
+  }
+  return nullptr;
+}
+
+/// "rank 3 has status FINALIZE", "2 ranks report an asynchronous error: Remote process error".
+std::string note_line(const RasRankNote& note) {
+  const bool one = note.ranks.count == 1;
+  if (note.what.starts_with("status ")) {
+    return fmt::format("{} {} {}", describe_ranks(note.ranks), one ? "has" : "have", note.what);
+  }
+  return fmt::format("{} {} an {}", describe_ranks(note.ranks), one ? "reports" : "report", note.what);
+}
+
 /// Where to look: the processes of the ranks behind, when they are few and RAS names them.
 constexpr std::size_t kProcessesShown = 4;
 
@@ -110,22 +137,15 @@ RasCommunicatorVerdict judge(const RasCommunicator& comm) {
     out.lines.push_back(fmt::format("{} {} missing (RAS does not name {})", unnamed,
                                     unnamed == 1 ? "rank is" : "ranks are", unnamed == 1 ? "it" : "them"));
   }
-  for (const RasRankNote& note : comm.notes) {
-    out.lines.push_back(fmt::format("{} {}: {}", describe_ranks(note.ranks),
-                                    note.ranks.count == 1 ? "has" : "have", note.what));
-  }
+  for (const RasRankNote& note : comm.notes) out.lines.push_back(note_line(note));
   const bool behind = !comm.splits.empty();
   const bool missing = comm.missing_count > 0;
-  out.state = behind && missing ? "behind, missing ranks" : behind ? "behind" : missing ? "missing ranks" : "in step";
+  out.state = state_of(behind, missing, first_error(comm) != nullptr);
   if (!behind && comm.counts) {
     out.lines.insert(out.lines.begin(), fmt::format("every {}rank launched {}", missing ? "answering " : "",
                                                     counts_text(*comm.counts)));
   }
   return out;
-}
-
-std::string job_status(bool behind, bool missing) {
-  return behind && missing ? "behind, missing ranks" : behind ? "behind" : missing ? "missing ranks" : "in step";
 }
 
 }  // namespace
@@ -146,6 +166,7 @@ RasVerdict judge_ras(const std::vector<RasSnapshot>& snapshots) {
   bool missing = false;
   const RasCommunicator* first_behind = nullptr;
   const RasCommunicator* first_missing = nullptr;
+  const RasCommunicator* first_erring = nullptr;
   for (const RasCommunicator& comm : last.communicators) {
     RasCommunicatorVerdict verdict = judge(comm);
     if (snapshots.size() > 1) {
@@ -161,10 +182,13 @@ RasVerdict judge_ras(const std::vector<RasSnapshot>& snapshots) {
       missing = true;
       if (first_missing == nullptr || comm.size > first_missing->size) first_missing = &comm;
     }
+    if (first_error(comm) != nullptr && (first_erring == nullptr || comm.size > first_erring->size)) {
+      first_erring = &comm;
+    }
     out.communicators.push_back(std::move(verdict));
   }
   out.unnamed_in_step = last.unnamed_in_step;
-  out.status = job_status(behind, missing);
+  out.status = state_of(behind, missing, first_erring != nullptr);
   for (const RasProcess& process : last.processes_missing) {
     out.job_lines.push_back(fmt::format("process {} on node {} (GPU {}) {}", process.pid, process.host,
                                         process.gpus,
@@ -182,6 +206,9 @@ RasVerdict judge_ras(const std::vector<RasSnapshot>& snapshots) {
                                first_missing->missing.empty()
                                    ? fmt::format("{} {} missing", unnamed, unnamed == 1 ? "rank is" : "ranks are")
                                    : missing_line(first_missing->missing.front()));
+  } else if (first_erring != nullptr) {
+    out.headline = fmt::format("{}: on {}, {}", out.status, comm_name(*first_erring),
+                               note_line(*first_error(*first_erring)));
   } else if (first_behind != nullptr) {
     // Every split has two counts or more (both readers make sure), so a first line.
     out.headline = fmt::format("behind: on {}, {}", comm_name(*first_behind),
@@ -219,7 +246,7 @@ RasVerdict judge_ras(const std::vector<RasSnapshot>& snapshots) {
                                     "communicator{} moved, {} did not (stuck)",
                                     snapshots.size(), moving, moving == 1 ? "" : "s", stuck));
     // The headline's communicator, when its ranks are behind and nothing of it moved.
-    if (first_missing == nullptr && first_behind != nullptr) {
+    if (first_missing == nullptr && first_erring == nullptr && first_behind != nullptr) {
       for (const RasCommunicatorVerdict& v : out.communicators) {
         if (v.hash == first_behind->hash && v.size == first_behind->size && v.moved == false) {
           out.headline = "stuck, " + out.headline;

@@ -22,7 +22,7 @@ struct RasCommunicatorVerdict {
   std::string hash;
   std::string label;
   int size = 0;
-  std::string state;               ///< "in step", "behind", "missing ranks", "behind, missing ranks"
+  std::string state;  ///< "in step", or "behind", "missing ranks", "errors" joined by ", "
   std::vector<std::string> lines;  ///< the findings, one sentence each
   /// With several snapshots: whether anything RAS showed of it changed since the first.
   std::optional<bool> moved;
@@ -30,7 +30,7 @@ struct RasCommunicatorVerdict {
 };
 
 struct RasVerdict {
-  std::string status;    ///< "in step", "behind", "missing ranks", "behind, missing ranks"
+  std::string status;    ///< as a communicator's state, over all of them
   std::string headline;  ///< the verdict line, without "verdict: "
   std::vector<RasCommunicatorVerdict> communicators;
   std::vector<std::string> job_lines;  ///< unreachable and dead processes, timeouts

@@ -63,7 +63,8 @@ INSTANTIATE_TEST_SUITE_P(Examples, NcclRasExampleTest,
                          ::testing::Values("healthy/ras.txt", "healthy/ras.json",
                                            "rank_behind/ras.txt", "rank_behind/ras.json",
                                            "node_behind/ras.txt", "node_behind/ras.json",
-                                           "missing_rank/ras.txt", "missing_rank/ras.json"));
+                                           "missing_rank/ras.txt", "missing_rank/ras.json",
+                                           "async_error/ras.txt", "async_error/ras.json"));
 
 //! A snapshot and a later one whose counts did not move: stuck. The forms may be mixed.
 TEST(NcclRasCliTest, ALaterSnapshotTellsStuck) {

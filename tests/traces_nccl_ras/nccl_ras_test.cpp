@@ -116,9 +116,9 @@ TEST(NcclRasTextTest, SingleRanksZeroCountsStatusAndErrors) {
   EXPECT_EQ(lines[0], "rank 1 launched no broadcast while ranks 0, 2, 3 reached 2");
   EXPECT_EQ(lines[1], "rank 1 is process 7 on node h (GPU 1)");  // the CUDA device, not NVML's
   EXPECT_EQ(lines[2], "2 ranks stopped at all_gather count 3 while 2 ranks reached 4");
-  EXPECT_EQ(lines[3], "rank 3 has: asynchronous error: Remote process error");
-  EXPECT_EQ(lines[4], "3 ranks have: status RUNNING");
-  EXPECT_EQ(lines[5], "rank 3 has: status FINALIZE");
+  EXPECT_EQ(lines[3], "rank 3 reports an asynchronous error: Remote process error");
+  EXPECT_EQ(lines[4], "3 ranks have status RUNNING");
+  EXPECT_EQ(lines[5], "rank 3 has status FINALIZE");
 }
 
 //! The missing ranks of a communicator and the job's dead processes.
@@ -150,7 +150,7 @@ TEST(NcclRasTextTest, MissingRanksAndDeadProcesses) {
 //! The two forms of each example job read to the same evidence, where the text form shows it:
 //! the same splits (named alike where the text names them) and the same missing ranks.
 TEST(NcclRasExamplesTest, TextAndJsonAgree) {
-  for (const char* name : {"healthy", "rank_behind", "node_behind", "missing_rank"}) {
+  for (const char* name : {"healthy", "rank_behind", "node_behind", "missing_rank", "async_error"}) {
     SCOPED_TRACE(name);
     const RasSnapshot t = example(std::string(name) + "/ras.txt");
     const RasSnapshot j = example(std::string(name) + "/ras.json");

@@ -26,6 +26,8 @@ a world communicator (8 ranks) and two tensor-parallel communicators of 4 (one p
                 reached 18: half the communicator, so the text form names neither half
   missing_rank/ world rank 6's process stopped answering: the world and its node's TP
                 communicator have no data from it; RAS met 2 timeouts
+  async_error/  world rank 3 reports an asynchronous error, ncclRemoteError (a peer or its
+                network failed), every count in step
 Run it from anywhere; it rewrites ras.txt and ras.json in each case folder.
 """
 import os
@@ -107,7 +109,9 @@ def mismatch(label, comm_hash, members, counts):
     return out
 
 
-def json_snapshot(job, missing_world=()):
+def json_snapshot(job, missing_world=(), async_errors=None):
+    """async_errors: {world rank: ncclResult_t} of the world communicator's ranks."""
+    async_errors = async_errors or {}
     lines = ["{", f'  "nccl_version": "{VERSION}",', '  "cuda_runtime_version": 13000,',
              '  "cuda_driver_version": 13000,', '  "timestamp": "2026-06-04 15:41:07",',
              f'  "communicators_count": {len(job)},', '  "communicators": [']
@@ -126,7 +130,8 @@ def json_snapshot(job, missing_world=()):
             host, pid, dev = proc(m)
             out += ("        {\n" f'          "rank": {members.index(m)},\n' f'          "host": "{host}",\n'
                     f'          "pid": {pid},\n' f'          "cuda_dev": {dev},\n' f'          "nvml_dev": {dev},\n'
-                    '          "status": {\n' '            "init_state": 0,\n' '            "async_error": 0,\n'
+                    '          "status": {\n' '            "init_state": 0,\n'
+                    f'            "async_error": {async_errors.get(m, 0) if c == 0 else 0},\n'
                     '            "finalize_called": false,\n' '            "destroy_flag": false,\n'
                     '            "abort_flag": false\n' '          },\n' '          "collective_counts": {\n')
             out += ",\n".join(f'            "{name}": {counts[m][f]}' for f, name in enumerate(FUNCS)) + "\n"
@@ -151,13 +156,13 @@ def world_counts(behind, at=17):
     return {r: [1, 0, 0, 0, at if r in behind else 18] for r in range(8)}
 
 
-def write(case, text, job, missing_world=(), name="ras"):
+def write(case, text, job, missing_world=(), name="ras", async_errors=None):
     folder = os.path.join(HERE, case)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, name + ".txt"), "w") as f:
         f.write(text)
     with open(os.path.join(folder, name + ".json"), "w") as f:
-        f.write(json_snapshot(job, missing_world))
+        f.write(json_snapshot(job, missing_world, async_errors))
 
 
 def in_step_case():
@@ -196,9 +201,23 @@ def missing_case():
     write("missing_rank", text, job, missing_world=(gone,))
 
 
+def async_error_case():
+    failed = 3
+    job = comms(world_counts(()))
+    text = (text_header() + row(0, 1, 2, "4", 8, 8, "RUNNING", "ERROR") +
+            row(1, 2, 1, "4", 4, 8, "RUNNING", "OK") +
+            "\nErrors\n======\n\n"
+            f"#0-0 ({WORLD_HASH:016x}) ERROR\n"
+            "  Asynchronous error on 1 rank\n" +
+            rank_line(failed, failed, " reported Remote process error") + "\n" +
+            "Warnings\n========\n\n")
+    write("async_error", text, job, async_errors={failed: 6})  # 6: ncclRemoteError
+
+
 if __name__ == "__main__":
     in_step_case()
     behind_case("rank_behind", {5})
     behind_case("rank_behind", {5}, name="ras_later")  # a minute later: nothing moved
     behind_case("node_behind", {4, 5, 6, 7})
     missing_case()
+    async_error_case()
