@@ -49,7 +49,7 @@ class LineFinder : public nlohmann::json_sax<json> {
   bool end_array() override { return close(); }
   bool key(string_t& key) override {
     frames_.back().key = key;
-    check(path() + "/" + escape(key));
+    check(element_pointer());
     return line_ == 0;
   }
   /// Where the parser gave up: a number beyond a double ("number overflow") is refused here.
@@ -71,14 +71,7 @@ class LineFinder : public nlohmann::json_sax<json> {
     return out;
   }
 
-  std::string path() const {
-    std::string out;
-    for (std::size_t i = 0; i + 1 < frames_.size(); ++i) {
-      out += "/" + (frames_[i].array ? std::to_string(frames_[i].index) : escape(frames_[i].key));
-    }
-    return out;
-  }
-
+  /// The JSON pointer of the value being read: every open object's key, every array's index.
   std::string element_pointer() const {
     std::string out;
     for (const Frame& frame : frames_) out += "/" + (frame.array ? std::to_string(frame.index) : escape(frame.key));
