@@ -147,6 +147,40 @@ TEST(NcclRasTextTest, MissingRanksAndDeadProcesses) {
                         "(unreachable for 60 s)");
 }
 
+/// `text` with its first `from` (after `after`) replaced by `to`.
+std::string edited(std::string text, const std::string& after, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from, text.find(after));
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+//! JSON statuses: a missing rank whose process answered (it left the communicator), one
+//! considered dead; a rank finalizing, one still initializing, one failed to initialize.
+TEST(NcclRasJsonTest, StatusesOfMissingAndAnsweringRanks) {
+  std::string json = read(examples() / "missing_rank" / "ras.json");
+  json = edited(json, "\"missing_ranks\": [\n        {", "\"unresponsive\": true", "\"unresponsive\": false");
+  // NCCL writes the hash unpadded in JSON ("0x%lx"); ranklab pads it as the text does.
+  json = edited(json, "\"0xd3f5c2a11b04e96\"", "\"considered_dead\": false", "\"considered_dead\": true");
+  json = edited(json, "\"rank\": 1,", "\"finalize_called\": false", "\"finalize_called\": true");
+  json = edited(json, "\"rank\": 2,", "\"init_state\": 0", "\"init_state\": 7");
+  json = edited(json, "\"rank\": 3,", "\"init_state\": 0", "\"init_state\": 3");
+  const RasSnapshot s = parse_nccl_ras("ras.json", json);
+  const RasVerdict v = judge_ras({s});
+  const std::vector<std::string>& world = v.communicators.at(0).lines;
+  const auto holds = [](const std::vector<std::string>& lines, const std::string& line) {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  EXPECT_TRUE(holds(world, "rank 6 is missing: its process 4106 on node 10.0.0.2 (GPU 2) answered "
+                           "but no longer holds the communicator (destroyed or aborted it)"));
+  EXPECT_TRUE(holds(world, "rank 1 has status FINALIZE"));
+  EXPECT_TRUE(holds(world, "ranks 2, 3 have status INIT"));  // 7 is ncclInProgress: no error
+  EXPECT_TRUE(holds(world, "rank 3 reports an initialization error: Internal error"));
+  EXPECT_EQ(v.communicators.at(0).state, "missing ranks, errors");
+  EXPECT_TRUE(holds(v.communicators.at(2).lines, "rank 2 is missing: its process 4106 on node "
+                                                 "10.0.0.2 (GPU 2) is considered dead (unreachable for 60 s)"));
+  EXPECT_EQ(v.status, "missing ranks, errors");
+}
+
 //! The two forms of each example job read to the same evidence, where the text form shows it:
 //! the same splits (named alike where the text names them) and the same missing ranks.
 TEST(NcclRasExamplesTest, TextAndJsonAgree) {
