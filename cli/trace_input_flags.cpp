@@ -28,7 +28,7 @@ TraceFormat parse_format_flag(std::string_view format) {
 
 void add_format_flag(CLI::App& command, std::string& format) {
   command.add_option("--format", format, kFormatHelp)
-      ->check(parsed_as("{ranklab,simgrid-ti,pytorch-fr,nccl-log}", parse_format_flag))
+      ->check(parsed_as("{ranklab,simgrid-ti,pytorch-fr,nccl-log,nccl-ras}", parse_format_flag))
       ->capture_default_str();
 }
 

@@ -16,7 +16,8 @@ inline constexpr const char* kFormatHelp =
     "folder holding it, or a file of actions), pytorch-fr (PyTorch Flight Recorder dumps, "
     "JSON or pickle: one file per rank, or their folder) or nccl-log (NCCL_DEBUG=INFO logs "
     "with NCCL_DEBUG_SUBSYS=INIT,COLL: one file per process, one interleaved file, or their "
-    "folder)";
+    "folder); with stats only, nccl-ras (what `ncclras` or `ncclras -f json` prints: one or "
+    "more snapshots of one job, in the order taken)";
 
 /// Adds --format to `command`, bound to `format`.
 void add_format_flag(CLI::App& command, std::string& format);

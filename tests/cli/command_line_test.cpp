@@ -45,7 +45,7 @@ TEST(CommandLineTest, ChoiceOptionsListTheirValues) {
   EXPECT_NE(help_line(explore, "--strategy").find("{random,pct}=random"), std::string::npos)
       << explore.out;
   const Result stats = ranklab({"stats", "--help"});
-  EXPECT_NE(help_line(stats, "--format").find("{ranklab,simgrid-ti,pytorch-fr,nccl-log}=ranklab"),
+  EXPECT_NE(help_line(stats, "--format").find("{ranklab,simgrid-ti,pytorch-fr,nccl-log,nccl-ras}=ranklab"),
             std::string::npos)
       << stats.out;
   const Result top = ranklab({"--help"});

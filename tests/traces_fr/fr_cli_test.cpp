@@ -322,7 +322,7 @@ TEST(FrCliTest, BadInputIsOneLine) {
 
   const CommandResult format = ranklab("stats --format torch " + shell_quoted(dir.path()));
   EXPECT_EQ(format.exit_code, 1);
-  EXPECT_TRUE(has(format.err, "unknown --format 'torch': expected ranklab, simgrid-ti, pytorch-fr or nccl-log"))
+  EXPECT_TRUE(has(format.err, "unknown --format 'torch': expected ranklab, simgrid-ti, pytorch-fr, nccl-log or nccl-ras"))
       << format.err;
 
   const CommandResult two = ranklab("replay " + shell_quoted(dir / "a.jsonl") + " " +

@@ -12,11 +12,13 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/temp_dir.hpp"
+#include "tests/traces_tools/expected_report.hpp"
 #include "tests/traces_tools/run_command.hpp"
 
 namespace ranklab {
 namespace {
 
+using tools_testing::at_path;
 using tools_testing::CommandResult;
 using tools_testing::shell_quoted;
 
@@ -32,47 +34,6 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-struct Expected {
-  int exit_code = -1;
-  std::vector<std::string> lines;
-  std::vector<std::pair<std::string, nlohmann::json>> values;  ///< (dotted path, value)
-};
-
-Expected read_expected(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  Expected out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with("exit ")) out.exit_code = std::stoi(line.substr(5));
-    if (line.starts_with("text: ")) out.lines.push_back(line.substr(6));
-    if (line.starts_with("json: ")) {
-      const std::string rest = line.substr(6);
-      const std::size_t space = rest.find(' ');
-      out.values.emplace_back(rest.substr(0, space), nlohmann::json::parse(rest.substr(space + 1)));
-    }
-  }
-  return out;
-}
-
-/// The value at a dotted path ("culprit.operations.0.site"), or null.
-nlohmann::json at_path(const nlohmann::json& document, const std::string& path) {
-  const nlohmann::json* node = &document;
-  std::stringstream parts(path);
-  std::string key;
-  while (std::getline(parts, key, '.')) {
-    if (node->is_array() && !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit)) {
-      const std::size_t index = std::stoul(key);
-      if (index >= node->size()) return nullptr;
-      node = &(*node)[index];
-    } else if (node->is_object() && node->contains(key)) {
-      node = &(*node)[key];
-    } else {
-      return nullptr;
-    }
-  }
-  return *node;
-}
-
 class NcclExampleTest : public ::testing::TestWithParam<const char*> {};
 
 //! Replayed, each example gives its expected report, in text and in --json: the rank that
@@ -80,8 +41,8 @@ class NcclExampleTest : public ::testing::TestWithParam<const char*> {};
 //! each at its log line; the healthy job replays cleanly.
 TEST_P(NcclExampleTest, ReplaysIntoItsExpectedReport) {
   const std::string dir = std::string(kExamples) + "/" + GetParam();
-  const Expected expected =
-      read_expected(std::filesystem::path(RANKLAB_SOURCE_DIR) / dir / "expected.txt");
+  const tools_testing::ExpectedReport expected =
+      tools_testing::read_expected_report(std::filesystem::path(RANKLAB_SOURCE_DIR) / dir / "expected.txt");
   ASSERT_GE(expected.exit_code, 0) << "no exit line in " << dir << "/expected.txt";
   ASSERT_FALSE(expected.lines.empty());
   ASSERT_FALSE(expected.values.empty());

@@ -223,7 +223,7 @@ TEST_F(CliReplayTest, BadInputExits1WithOneLine) {
       {"replay " + shell_quoted(bad), "bad.jsonl:2: invalid JSON"},
       {"replay " + shell_quoted(dir_ / "nope.jsonl"), "nope.jsonl: cannot open trace file"},
       {"replay " + example + " --format nope",
-       "unknown --format 'nope': expected ranklab, simgrid-ti, pytorch-fr or nccl-log"},
+       "unknown --format 'nope': expected ranklab, simgrid-ti, pytorch-fr, nccl-log or nccl-ras"},
       {"replay " + example + " --world 4", "--world"},
       {"replay " + example + " --threads 0", "--threads must be at least 1"},
       {"replay", "TRACE is required"},
