@@ -19,7 +19,8 @@ if [ "${CI:-}" = "true" ]; then
   # stacks without telling ASan (Debian's Boost is not built with BOOST_USE_ASAN), so an
   # exception unwinding a fiber's stack is misreported as a stack-buffer error. See README.
   BUILD_DIR="$ROOT/build-asan" RANKLAB_CMAKE_ARGS="-DRANKLAB_SANITIZE=address,undefined -DRANKLAB_BUILD_BENCH=OFF" \
-    BUILD_TARGETS="traces_test traces_tools_test traces_fr_test traces_nccl_ras_test" configure_and_build
+    BUILD_TARGETS="traces_test traces_tools_test traces_fr_test traces_nccl_ras_test torch_wire_test" \
+    configure_and_build
   ctest --test-dir "$ROOT/build-asan" --output-on-failure -j"$(nproc)" -L nofibers
   # libFuzzer (clang) on the trace reader and tools, the SimGrid TI importer, the Flight
   # Recorder importer, the NCCL log importer and the NCCL RAS snapshot readers, 30 s each.
