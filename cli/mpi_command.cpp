@@ -162,6 +162,16 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
   return broadcast_from_rank0(code);
 }
 
+// Processes given different flags would part ways at the first step only some take (one
+// records a trace, the other not) and wait for each other forever: rank 0 compares every
+// process's flags with its own before anything runs. Collective over the world.
+std::string disagreeing_flags(const RunFlags& flags) {
+  const std::vector<std::string> encoded = gather_to_rank0(encode_flags(flags.given));
+  std::vector<FlagsGiven> by_rank;
+  for (const std::string& text : encoded) by_rank.push_back(decode_flags(text));
+  return flags_disagreement(by_rank);  // empty but at rank 0
+}
+
 }  // namespace
 
 int run_command_on_mpi(const RunFlags& flags) {
@@ -175,6 +185,11 @@ int run_command_on_mpi(const RunFlags& flags) {
     flag_error = e.what();
   }
   MpiSession session(options.value_or(MpiOptions{}));
+  const std::string disagreement = disagreeing_flags(flags);
+  if (broadcast_from_rank0(disagreement.empty() ? 0 : 1) != 0) {
+    if (session.rank() == 0) std::cerr << "ranklab: error: " << disagreement << "\n";
+    return 1;
+  }
   try {
     if (!flag_error.empty()) throw UsageError(flag_error);
     return flags.scenario.empty() ? run_main_job(session, flags) : run_scenario(session, flags);

@@ -39,6 +39,7 @@ CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
   add_cluster_flags(run, flags.cluster);
   add_cost_flags(run, flags.cost);
   add_train_flags(run, flags.train);
+  run.parse_complete_callback([&run, &flags] { flags.given = flags_given(run); });
   return run;
 }
 

@@ -105,6 +105,18 @@ mpi 4 --scenario crash
 expect_code 5 "crash"
 expect_line "culprit (rank-failure): rank 3 failed first" "crash"
 
+# Processes given different flags: one line from rank 0 naming the flag and the ranks, exit 1
+# (with --trace on one process only, the job waited forever, past the watchdog).
+err=$(timeout 60 "$mpirun_sh" "$mpiexec" 1 "$ranklab" run --backend mpi --scenario ring \
+        --timeout-ms 1000 --trace t.jsonl : -np 1 "$ranklab" run --backend mpi --scenario ring \
+        --timeout-ms 1000 --no-trace 2>&1 >/dev/null)
+code=$?
+out=$err
+expect_code 1 "--trace on one process only"
+expect_line "ranklab: error: the MPI processes were given different flags: --trace t.jsonl on rank 0; no --trace on rank 1" \
+  "--trace on one process only"
+[ "$(grep -c "^ranklab: error" <<<"$err")" = 1 ] || fail "--trace on one process only: $err"
+
 # Flags only the emulator has: one line, exit 1.
 mpi 2 --scenario ring --fault kill:1@0
 expect_code 1 "--fault"
