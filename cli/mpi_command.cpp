@@ -89,10 +89,20 @@ int run_main_job(MpiSession& session, const RunFlags& flags) {
   if (session.rank() == 0) {
     spdlog::info("starting {} MPI processes: {}", session.size(), layout.describe());
   }
+  const std::string cluster = fmt::format("backend mpi, {} processes, algorithm {}",
+                                          session.size(), algorithm_name(flags));
+  TrainLaunch launch{.cluster = cluster, .send_mode = job.options().send_mode};
+  if (flags.train.json) {  // a job that ends in MPI_Abort: its report as the same document
+    launch.before_run = [&session](const TrainReport& before) {
+      session.set_report_renderer([before](const RunReport& failed) {
+        TrainReport report = before;
+        report.run = failed;
+        return to_json(report).dump(2) + "\n";
+      });
+    };
+  }
   MpiLauncher launcher(session);
-  TrainRun run = job.run(launcher, {.cluster = fmt::format("backend mpi, {} processes, algorithm {}",
-                                                           session.size(), algorithm_name(flags)),
-                                    .send_mode = job.options().send_mode});
+  TrainRun run = job.run(launcher, launch);
   const int code = at_rank0(session, [&] {
     if (!flags.cluster.no_trace) {  // as the emulator's main job: --no-trace writes none
       run.report.trace_path = flags.cluster.trace_path.empty() ? kMainTrace : flags.cluster.trace_path;
@@ -130,6 +140,17 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
                                                {"scenario", scenario.name},
                                                {"count", params.count},
                                                {"algorithm", to_string(algorithm)}}};
+  const std::string cluster_text = fmt::format("backend mpi, send mode {}, algorithm {}",
+                                               cluster.send_mode, algorithm_name(flags));
+  if (flags.train.json) {  // a job that ends in MPI_Abort: its report as the same document
+    session.set_report_renderer([&](const RunReport& failed) {
+      const ScenarioReport report{
+          .scenario = scenario.name, .world = world, .cluster = cluster_text, .run = {}};
+      nlohmann::ordered_json json = to_json(report, failed);
+      json["trace"] = "";  // none is written
+      return json.dump(2) + "\n";
+    });
+  }
   ScenarioOutput output(world);
   MpiLauncher launcher(session);
   const Launched run = launcher.run(options, [&](Communicator& comm) {
@@ -142,8 +163,7 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
   const int code = at_rank0(session, [&] {
     ScenarioReport report{.scenario = scenario.name,
                           .world = world,
-                          .cluster = fmt::format("backend mpi, send mode {}, algorithm {}",
-                                                 cluster.send_mode, algorithm_name(flags)),
+                          .cluster = cluster_text,
                           .run = run.report};
     for (const std::string& rank_lines : lines) {
       std::istringstream split(rank_lines);

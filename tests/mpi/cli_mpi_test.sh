@@ -117,6 +117,22 @@ expect_line "ranklab: error: the MPI processes were given different flags: --tra
   "--trace on one process only"
 [ "$(grep -c "^ranklab: error" <<<"$err")" = 1 ] || fail "--trace on one process only: $err"
 
+# --json where the job ends in MPI_Abort (exit 4, 5): the report as one JSON document
+# (docs/json.md), with the text's culprit line; it printed the text.
+for case in "4 collective-mismatch --check-collectives" "5 crash"; do
+  read -r want name extra <<<"$case"
+  mpi 4 --scenario "$name" $extra
+  text_culprit=$(grep "^culprit (" <<<"$out")
+  mpi 4 --scenario "$name" $extra --json
+  expect_code "$want" "$name --json"
+  summary=$(python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(d["schema"], d["command"], d["program"], d["scenario"], d["exit_code"], d["trace"] == "")
+print(d["culprit"]["line"])' <<<"$out" 2>&1)
+  [ "$summary" = "ranklab-report/1 run scenario $name $want True"$'\n'"$text_culprit" ] ||
+    fail "$name --json: '$summary', expected the document with '$text_culprit'; output:"$'\n'"$out"
+done
+
 # Flags only the emulator has: one line, exit 1.
 mpi 2 --scenario ring --fault kill:1@0
 expect_code 1 "--fault"
