@@ -89,10 +89,20 @@ int run_main_job(MpiSession& session, const RunFlags& flags) {
   if (session.rank() == 0) {
     spdlog::info("starting {} MPI processes: {}", session.size(), layout.describe());
   }
+  const std::string cluster = fmt::format("backend mpi, {} processes, algorithm {}",
+                                          session.size(), algorithm_name(flags));
+  TrainLaunch launch{.cluster = cluster, .send_mode = job.options().send_mode};
+  if (flags.train.json) {  // a job that ends in MPI_Abort: its report as the same document
+    launch.before_run = [&session](const TrainReport& before) {
+      session.set_report_renderer([before](const RunReport& failed) {
+        TrainReport report = before;
+        report.run = failed;
+        return to_json(report).dump(2) + "\n";
+      });
+    };
+  }
   MpiLauncher launcher(session);
-  TrainRun run = job.run(launcher, {.cluster = fmt::format("backend mpi, {} processes, algorithm {}",
-                                                           session.size(), algorithm_name(flags)),
-                                    .send_mode = job.options().send_mode});
+  TrainRun run = job.run(launcher, launch);
   const int code = at_rank0(session, [&] {
     if (!flags.cluster.no_trace) {  // as the emulator's main job: --no-trace writes none
       run.report.trace_path = flags.cluster.trace_path.empty() ? kMainTrace : flags.cluster.trace_path;
@@ -130,6 +140,17 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
                                                {"scenario", scenario.name},
                                                {"count", params.count},
                                                {"algorithm", to_string(algorithm)}}};
+  const std::string cluster_text = fmt::format("backend mpi, send mode {}, algorithm {}",
+                                               cluster.send_mode, algorithm_name(flags));
+  if (flags.train.json) {  // a job that ends in MPI_Abort: its report as the same document
+    session.set_report_renderer([&](const RunReport& failed) {
+      const ScenarioReport report{
+          .scenario = scenario.name, .world = world, .cluster = cluster_text, .run = {}};
+      nlohmann::ordered_json json = to_json(report, failed);
+      json["trace"] = "";  // none is written
+      return json.dump(2) + "\n";
+    });
+  }
   ScenarioOutput output(world);
   MpiLauncher launcher(session);
   const Launched run = launcher.run(options, [&](Communicator& comm) {
@@ -142,8 +163,7 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
   const int code = at_rank0(session, [&] {
     ScenarioReport report{.scenario = scenario.name,
                           .world = world,
-                          .cluster = fmt::format("backend mpi, send mode {}, algorithm {}",
-                                                 cluster.send_mode, algorithm_name(flags)),
+                          .cluster = cluster_text,
                           .run = run.report};
     for (const std::string& rank_lines : lines) {
       std::istringstream split(rank_lines);
@@ -162,6 +182,16 @@ int run_scenario(MpiSession& session, const RunFlags& flags) {
   return broadcast_from_rank0(code);
 }
 
+// Processes given different flags would part ways at the first step only some take (one
+// records a trace, the other not) and wait for each other forever: rank 0 compares every
+// process's flags with its own before anything runs. Collective over the world.
+std::string disagreeing_flags(const RunFlags& flags) {
+  const std::vector<std::string> encoded = gather_to_rank0(encode_flags(flags.given));
+  std::vector<FlagsGiven> by_rank;
+  for (const std::string& text : encoded) by_rank.push_back(decode_flags(text));
+  return flags_disagreement(by_rank);  // empty but at rank 0
+}
+
 }  // namespace
 
 int run_command_on_mpi(const RunFlags& flags) {
@@ -175,6 +205,11 @@ int run_command_on_mpi(const RunFlags& flags) {
     flag_error = e.what();
   }
   MpiSession session(options.value_or(MpiOptions{}));
+  const std::string disagreement = disagreeing_flags(flags);
+  if (broadcast_from_rank0(disagreement.empty() ? 0 : 1) != 0) {
+    if (session.rank() == 0) std::cerr << "ranklab: error: " << disagreement << "\n";
+    return 1;
+  }
   try {
     if (!flag_error.empty()) throw UsageError(flag_error);
     return flags.scenario.empty() ? run_main_job(session, flags) : run_scenario(session, flags);

@@ -11,6 +11,7 @@
 #include "cli/job.hpp"
 #include "cli/mpi_command.hpp"
 #include "cli/run_diagnosis.hpp"
+#include "cli/timing_matches.hpp"
 #include "cli/train_command.hpp"
 #include "traces/jsonl.hpp"
 
@@ -39,6 +40,7 @@ CLI::App& add_run_command(CLI::App& app, RunFlags& flags) {
   add_cluster_flags(run, flags.cluster);
   add_cost_flags(run, flags.cost);
   add_train_flags(run, flags.train);
+  run.parse_complete_callback([&run, &flags] { flags.given = flags_given(run); });
   return run;
 }
 
@@ -135,10 +137,15 @@ int run_command(const RunFlags& flags) {
   spdlog::info("run ended: {}", to_string(outcome.report.status));
   write_trace_if_asked(flags.cluster, outcome.trace);
   write_wait_graph(flags.cluster.wait_graph_path, outcome.report);
+  const std::vector<std::string> timing =
+      timing_report(outcome.trace, job->options().threads, flags.cluster.trace_path);
   if (json) {
-    print_json(outcome.json(), flags.cluster);
+    nlohmann::ordered_json doc = outcome.json();
+    doc["timing_matches"] = timing;
+    print_json(std::move(doc), flags.cluster);
   } else {
     std::cout << outcome.text();
+    for (const std::string& line : timing) std::cout << line << "\n";
     print_trace_line(flags.cluster);
   }
   return outcome.exit_code;

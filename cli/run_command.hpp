@@ -6,6 +6,7 @@
 
 #include "cli/cluster_flags.hpp"
 #include "cli/cost_flags.hpp"
+#include "cli/flags_given.hpp"
 #include "cli/train_flags.hpp"
 
 namespace ranklab::cli {
@@ -21,6 +22,8 @@ struct RunFlags {
   bool compare_rank_order = false;
   std::string backend = "emulator";  ///< or "mpi": this process is one rank of an MPI job
   bool check_collectives = false;    ///< MPI: exchange fingerprints before each collective
+  /// The flags as given, for the processes of an MPI job to check that they agree.
+  FlagsGiven given;
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.

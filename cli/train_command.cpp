@@ -298,6 +298,7 @@ class PreparedJob final : public TrainJob::Impl {
     report.pipeline.verdict = verdict_;
     report.tolerance = relative_tolerance<Scalar>();
     report.cluster = launch.cluster;
+    if (launch.before_run) launch.before_run(report);
     std::optional<TrainingChecks<Scalar>> checks;
     if (spec_.multi_step()) {
       checks.emplace(spec_, data_.problem, data_.golden ? &*data_.golden : nullptr,

@@ -5,6 +5,8 @@
 // from the trace, which is written to traces/main.jsonl.
 #pragma once
 
+#include <functional>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +46,9 @@ struct TrainLaunch {
   SendMode send_mode;   ///< the cost model's (--send-mode)
   /// A long run shows its passes on stderr when it is a terminal (cli/train_progress.hpp).
   bool progress = false;
+  /// Called with the report as it stands before the ranks run (the job's layout, schedule
+  /// and cluster, no results): the MPI backend prints a job that ends in MPI_Abort from it.
+  std::function<void(const TrainReport&)> before_run;
 };
 
 /// The main job prepared once (flags resolved, data loaded, dense reference computed) and

@@ -446,7 +446,7 @@ void Fabric::record_traced(const Operation& op, OpStatus status, ComputeWork&& c
     e.compute = std::move(compute);
   };
   if (own_recent_) {
-    detail::RecentEvent& r = ranks_[static_cast<std::size_t>(op.rank)]->recent.next();
+    detail::RecentEvent& r = ranks_[static_cast<std::size_t>(op.rank)]->recent.next(op.rank_seq);
     r.assign(op, status);
     to_sink(r);
     options_.trace_sink->record(recorded_);  // recorded_ keeps its vectors' capacity
@@ -468,9 +468,20 @@ std::vector<TraceEvent> Fabric::recent_of(int rank) const {
     }
     return out;
   }
+  // The latest by op number, as the ring keeps them (not the last recorded: see there).
   const std::span<const TraceEvent> all = options_.trace_sink->recorded(rank);
+  std::vector<const TraceEvent*> by_seq;
+  for (const TraceEvent& e : all) by_seq.push_back(&e);
   const std::size_t n = std::min(all.size(), detail::RecentEvents::kCapacity);
-  return {all.end() - static_cast<std::ptrdiff_t>(n), all.end()};
+  const auto latest = by_seq.end() - static_cast<std::ptrdiff_t>(n);
+  const auto by_number = [](const TraceEvent* a, const TraceEvent* b) {
+    return a->rank_seq < b->rank_seq;
+  };
+  std::nth_element(by_seq.begin(), latest, by_seq.end(), by_number);
+  std::sort(latest, by_seq.end(), by_number);
+  std::vector<TraceEvent> out;
+  for (auto it = latest; it != by_seq.end(); ++it) out.push_back(**it);
+  return out;
 }
 
 }  // namespace ranklab

@@ -258,8 +258,8 @@ class Fabric {
                                     const detail::WaitGraph& graph, int watchdog_rank) const;
   FailureAnalysis failure_analysis(int root_rank) const;
   RankEvents recent_events(int rank) const;
-  /// `rank`'s last RecentEvents::kCapacity events, oldest first: from its ring, or from the
-  /// trace sink when that keeps every event (own_recent_ false).
+  /// `rank`'s latest RecentEvents::kCapacity operations by op number, lowest first: from its
+  /// ring, or from the trace sink when that keeps every event (own_recent_ false).
   std::vector<TraceEvent> recent_of(int rank) const;
   std::vector<const detail::Operation*> pending_operations() const;
   TraceHeader trace_header() const;
@@ -325,7 +325,7 @@ class Fabric {
 // trace sink or when a report asks (recent_of).
 inline void Fabric::record(const detail::Operation& op, OpStatus status, ComputeWork&& compute) {
   if (tracing_) [[unlikely]] return record_traced(op, status, std::move(compute));
-  op.owner->recent.next().assign(op, status);
+  op.owner->recent.next(op.rank_seq).assign(op, status);
 }
 
 // The posting and completion path of every operation, inline (fabric.cpp and

@@ -30,4 +30,21 @@ void RecentEvents::turn() {
   }
 }
 
+RecentEvent& RecentEvents::insert_in_order(std::uint64_t rank_seq) {
+  if (!full_ && cursor_ == end_) turn();  // room for one more (or the ring is full now)
+  std::vector<RecentEvent> held = snapshot();
+  if (full_) {
+    if (rank_seq < held.front().rank_seq) return spare_;  // older than every one kept
+    held.erase(held.begin());
+  }
+  const auto at = std::find_if(held.begin(), held.end(),
+                               [&](const RecentEvent& e) { return e.rank_seq > rank_seq; });
+  const auto index = at - held.begin();
+  held.insert(at, RecentEvent{})->rank_seq = rank_seq;
+  // Back into the ring in order, the lowest number where the next event goes once full.
+  std::copy(held.begin(), held.end(), ring_);
+  cursor_ = full_ ? ring_ : ring_ + held.size();
+  return ring_[index];
+}
+
 }  // namespace ranklab::detail

@@ -51,6 +51,11 @@ std::string describe_event(const TraceEvent& event, const TraceHeader& header) {
 std::string source_of(const Trace& trace, const TraceEvent& event) {
   const SourceLine& at = event.source;
   if (!at.known() || at.file >= trace.sources.files.size()) return "";
+  // A Flight Recorder import (no header line: not read back from JSON Lines) numbers its
+  // operations' dump entries, not lines: `line` is the entry's index + 1 (flight_recorder.cpp).
+  const bool entries = trace.sources.header_line == 0 && trace.header.config.is_object() &&
+                       trace.header.config.value("program", "") == "pytorch-fr";
+  if (entries) return fmt::format("{}: entry {}", trace.sources.files[at.file], at.line - 1);
   return fmt::format("{}:{}", trace.sources.files[at.file], at.line);
 }
 

@@ -16,6 +16,7 @@
 #include "traces/error.hpp"
 #include "traces/fr_dump.hpp"
 #include "traces/input_file.hpp"
+#include "traces/quote_input.hpp"
 #include "traces/trace_builder.hpp"
 
 namespace ranklab {
@@ -60,7 +61,7 @@ World make_world(const std::vector<FrDump>& dumps) {
       const auto [it, added] = world.groups.emplace(name, group);
       if (!added && it->second.ranks != group.ranks) {
         throw TraceError(fmt::format(
-            "{}: pg_config '{}' has ranks [{}], but {} gives [{}]", dump.file, name,
+            "{}: pg_config {} has ranks [{}], but {} gives [{}]", dump.file, quote_input(name),
             fmt::join(group.ranks, ", "), described_by[name], fmt::join(it->second.ranks, ", ")));
       }
       described_by.emplace(name, dump.file);
@@ -85,8 +86,8 @@ World make_world(const std::vector<FrDump>& dumps) {
     }
     for (const auto& [name, group] : world.groups) {
       if (group.ranks.back() >= world.size) {
-        throw TraceError(fmt::format("{}: pg_config '{}' names rank {}, outside the world of {}",
-                                     described_by[name], name, group.ranks.back(), world.size));
+        throw TraceError(fmt::format("{}: pg_config {} names rank {}, outside the world of {}",
+                                     described_by[name], quote_input(name), group.ranks.back(), world.size));
       }
     }
   }
@@ -105,22 +106,26 @@ std::string group_label(const FrProcessGroup& group, bool ranklab_made) {
 void check_membership(const FrDump& dump, const World& world) {
   for (const FrEntry& e : dump.entries) {
     const auto it = world.groups.find(e.pg);
-    if (it == world.groups.end()) fail_entry(dump, e, "process group '{}' is not in pg_config", e.pg);
+    if (it == world.groups.end()) {
+      fail_entry(dump, e, "process group {} is not in pg_config", quote_input(e.pg));
+    }
     const std::vector<int>& ranks = it->second.ranks;
     const auto self = std::find(ranks.begin(), ranks.end(), dump.rank);
     if (self == ranks.end()) {
-      fail_entry(dump, e, "rank {} is not in process group '{}' (ranks [{}])", dump.rank, e.pg,
+      fail_entry(dump, e, "rank {} is not in process group {} (ranks [{}])", dump.rank,
+                 quote_input(e.pg),
                  fmt::join(ranks, ", "));
     }
     if (e.kind != FrOpKind::send && e.kind != FrOpKind::recv) continue;
     const int group_rank = static_cast<int>(self - ranks.begin());
     if (e.self_group_rank != group_rank) {
-      fail_entry(dump, e, "'{}' is issued by group rank {}, but rank {} is group rank {} of '{}'",
-                 e.profiling_name, e.self_group_rank, dump.rank, group_rank, e.pg);
+      fail_entry(dump, e, "{} is issued by group rank {}, but rank {} is group rank {} of {}",
+                 quote_input(e.profiling_name), e.self_group_rank, dump.rank, group_rank,
+                 quote_input(e.pg));
     }
     if (e.peer_group_rank >= static_cast<int>(ranks.size()) || e.peer_group_rank == group_rank) {
-      fail_entry(dump, e, "'{}' names peer {}, not another rank of '{}' ({} ranks)",
-                 e.profiling_name, e.peer_group_rank, e.pg, ranks.size());
+      fail_entry(dump, e, "{} names peer {}, not another rank of {} ({} ranks)",
+                 quote_input(e.profiling_name), e.peer_group_rank, quote_input(e.pg), ranks.size());
     }
   }
 }
@@ -239,8 +244,8 @@ class Emitter {
         continue;
       }
       if (e.op == OpKind::all_to_all && e.count % world_.groups.at(e.pg).ranks.size() != 0) {
-        fail_entry(dump, e, "all_to_all of {} elements does not split over the {} ranks of '{}'",
-                   e.count, world_.groups.at(e.pg).ranks.size(), e.pg);
+        fail_entry(dump, e, "all_to_all of {} elements does not split over the {} ranks of {}",
+                   e.count, world_.groups.at(e.pg).ranks.size(), quote_input(e.pg));
       }
       const std::uint64_t seq = post(b, rank, e);
       if (origin.size() <= seq) origin.resize(seq + 1, nullptr);
@@ -359,10 +364,18 @@ Trace import_flight_recorder(const std::vector<FrDumpFile>& files) {
   }
 
   Trace& trace = built.trace;
+  // Each operation names its dump and entry (index + 1 as its `line`: source_of says
+  // "FILE: entry N"), so that a replay's refusal says where it is.
+  std::map<int, std::uint32_t> file_of_rank;
+  for (const FrDump& dump : dumps) {
+    file_of_rank.emplace(dump.rank, static_cast<std::uint32_t>(trace.sources.files.size()));
+    trace.sources.files.push_back(dump.file);
+  }
   CallSiteTable sites;  // a collective's entries on every rank share its frame
   for (auto& events : trace.ranks) {
     for (TraceEvent& e : events) {
       const FrEntry& entry = emitter.origin(e.rank, e.rank_seq);
+      e.source = {file_of_rank.at(e.rank), entry.index + 1};
       e.site = sites.intern(entry.site);
       if (entry.completed) continue;
       e.status = OpStatus::pending;

@@ -10,10 +10,12 @@
 #include <cctype>
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 #include "traces/detail/json_fields.hpp"
 #include "traces/error.hpp"
 #include "traces/pickle_reader.hpp"
+#include "traces/quote_input.hpp"
 
 namespace ranklab::detail {
 namespace {
@@ -145,7 +147,8 @@ void check_version(const json& doc, std::string_view file, std::string& version)
                            parse_digits(version.substr(dot + 1), 10).has_value();
   if (!well_formed || version.substr(0, dot) != "2") {
     throw TraceError(fmt::format(
-        "{}: unsupported Flight Recorder version '{}' (this reader supports 2.x)", file, version));
+        "{}: unsupported Flight Recorder version {} (this reader supports 2.x)", file,
+        quote_input(version)));
   }
 }
 
@@ -209,7 +212,7 @@ std::map<std::string, FrProcessGroup> parse_groups(const json& doc) {
       group.ranks = parse_ranks(require_field(pg, "ranks"));
       groups.emplace(key, std::move(group));
     } catch (const LineError& e) {
-      fail("pg_config '{}': {}", key, e.what());
+      fail("pg_config {}: {}", quote_input(key), e.what());
     }
   }
   return groups;
@@ -243,7 +246,7 @@ Buffers buffers(const json& entry, const char* sizes_key, const char* dtypes_key
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const std::string& name = as_string(dtypes[i], dtypes_key);
     const std::optional<DtypeInfo> info = torch_dtype(name);
-    if (!info) fail("unknown dtype '{}' in {}", name, dtypes_key);
+    if (!info) fail("unknown dtype {} in {}", quote_input(name), dtypes_key);
     if (first && *first != name) fail("{} mixes dtypes {} and {}", dtypes_key, *first, name);
     first = name;
     const std::uint64_t n = numel(sizes[i], sizes_key) * info->per_element;
@@ -290,8 +293,8 @@ void parse_peers(FrEntry& e, std::string_view meta, std::string_view arrow) {
   const auto a = at == std::string_view::npos ? std::nullopt : parse_digits(meta.substr(0, at), 10);
   const auto b = at == std::string_view::npos ? std::nullopt : parse_digits(meta.substr(at + 2), 10);
   if (!a || !b || *a >= (1u << 20) || *b >= (1u << 20)) {
-    fail("profiling name '{}' does not name its peer ('{}' after the op, group ranks)",
-         e.profiling_name, e.kind == FrOpKind::send ? "SELF->PEER" : "SELF<-PEER");
+    fail("profiling name {} does not name its peer ('{}' after the op, group ranks)",
+         quote_input(e.profiling_name), e.kind == FrOpKind::send ? "SELF->PEER" : "SELF<-PEER");
   }
   e.self_group_rank = static_cast<int>(*a);
   e.peer_group_rank = static_cast<int>(*b);
@@ -301,7 +304,7 @@ void parse_operation(const json& entry, FrEntry& e) {
   const std::string_view name = e.profiling_name;
   const std::size_t colon = name.find(':');
   if (colon == std::string_view::npos || colon == 0) {
-    fail("profiling name '{}' is not BACKEND:OP", name);
+    fail("profiling name {} is not BACKEND:OP", quote_input(name));
   }
   std::string_view op = name.substr(colon + 1);
   std::string_view meta;
@@ -325,9 +328,9 @@ void parse_operation(const json& entry, FrEntry& e) {
   }
   const std::optional<OpKind> kind = torch_collective(op);
   if (!kind) {
-    fail("unsupported operation '{}' (ranklab replays all_reduce, broadcast, reduce, "
+    fail("unsupported operation {} (ranklab replays all_reduce, broadcast, reduce, "
          "all_gather, reduce_scatter, all_to_all, barrier, gather, scatter, send, recv and "
-         "coalesced groups of them)", name);
+         "coalesced groups of them)", quote_input(name));
   }
   e.op = *kind;
   const Buffers in = buffers(entry, "input_sizes", "input_dtypes");
@@ -370,14 +373,14 @@ FrEntry parse_entry(const json& entry, std::size_t index) {
   e.profiling_name = as_string(require_field(entry, "profiling_name"), "profiling_name");
   const std::string& state = as_string(require_field(entry, "state"), "state");
   if (state != "completed" && state != "started" && state != "scheduled") {
-    fail("unknown state '{}' (scheduled, started or completed)", state);
+    fail("unknown state {} (scheduled, started or completed)", quote_input(state));
   }
   e.completed = state == "completed";
   parse_operation(entry, e);
   if (const json* is_p2p = find_field(entry, "is_p2p"); is_p2p != nullptr && is_p2p->is_boolean()) {
     const bool p2p = e.kind == FrOpKind::send || e.kind == FrOpKind::recv;
     if (e.kind != FrOpKind::coalesced && is_p2p->get<bool>() != p2p) {
-      fail("is_p2p is {} but '{}' is {}", is_p2p->get<bool>(), e.profiling_name,
+      fail("is_p2p is {} but {} is {}", is_p2p->get<bool>(), quote_input(e.profiling_name),
            p2p ? "point-to-point" : "a collective");
     }
   }
@@ -388,6 +391,37 @@ FrEntry parse_entry(const json& entry, std::size_t index) {
   e.thread_id = optional_text(entry, "thread_id");
   e.thread_name = optional_text(entry, "thread_name");
   return e;
+}
+
+/// Whether `a` and `b` are at most `max` single-byte edits apart (insert, delete, replace).
+bool within_edits(std::string_view a, std::string_view b, std::size_t max) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > max) return false;
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()] <= max;
+}
+
+/// A key other than `entries` that stands where it should: named like it ("entires",
+/// "Entries") or holding what it holds (a list of objects with a profiling_name).
+const std::string* damaged_entries_key(const json& doc) {
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const json& value = it.value();
+    const bool holds_entries = value.is_array() && !value.empty() && value.front().is_object() &&
+                               value.front().contains("profiling_name");
+    if (holds_entries || within_edits(it.key(), "entries", 2)) return &it.key();
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -407,8 +441,16 @@ FrDump read_fr_dump(std::string_view bytes, std::string_view file) {
   } catch (const LineError& e) {
     throw TraceError(fmt::format("{}: {}", file, e.what()));
   }
-  const json* entries = find_field(doc, "entries");  // absent when the dump has none
-  if (entries == nullptr) return dump;
+  // Absent when the dump has none (torch leaves the key out); a damaged key is not that.
+  const json* entries = find_field(doc, "entries");
+  if (entries == nullptr) {
+    if (const std::string* key = damaged_entries_key(doc)) {
+      throw TraceError(fmt::format("{}: no field 'entries', but a field {} stands in its place "
+                                   "(a damaged dump? one without entries has neither)",
+                                   file, quote_input(*key)));
+    }
+    return dump;
+  }
   if (!entries->is_array()) {
     throw TraceError(fmt::format("{}: field 'entries' must be a list, got {}", file, describe(*entries)));
   }

@@ -142,7 +142,8 @@ void exchange_fingerprints(Runtime& runtime, const GroupState& group,
   }
   ranklab::detail::MismatchVerdict verdict = ranklab::detail::judge_mismatch(named, sequence, calls);
   throw CollectiveMismatchError(std::move(verdict.table), std::move(verdict.sentence),
-                                std::move(verdict.summary), group.rank == 0);
+                                std::move(verdict.summary), group.rank == 0,
+                                std::move(verdict.blamed));
 }
 
 }  // namespace ranklab::mpi_detail

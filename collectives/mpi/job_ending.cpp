@@ -5,6 +5,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
@@ -19,21 +20,55 @@ constexpr std::chrono::seconds kGrace{5};
 
 }  // namespace
 
-std::string failure_report(const std::string& details, const std::string& kind,
-                           const std::string& culprit, const std::string& summary) {
-  return fmt::format("{}\nculprit ({}): {}\nresult: {}\n", details, kind, culprit, summary);
+RunReport failure_report(RunStatus status, int rank, const std::string& details,
+                         Culprit culprit, const std::string& summary) {
+  RunReport report;
+  report.status = status;
+  report.root_cause_rank = rank;
+  report.summary = summary;
+  report.analysis.preamble = details;
+  report.culprit = std::move(culprit);
+  report.details = fmt::format("{}\n{}\n", details, culprit_line(report.culprit));
+  return report;
 }
 
-void print_and_end_job(int exit_code, const std::string& report) {
+std::string encode_report(const RunReport& report) {
+  return nlohmann::json{{"status", static_cast<int>(report.status)},
+                        {"rank", report.root_cause_rank},
+                        {"details", report.analysis.preamble},
+                        {"kind", static_cast<int>(report.culprit.kind)},
+                        {"culprit", report.culprit.text},
+                        {"ranks", report.culprit.ranks},
+                        {"summary", report.summary}}
+      .dump();
+}
+
+RunReport decode_report(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  return failure_report(static_cast<RunStatus>(j.at("status").get<int>()),
+                        j.at("rank").get<int>(), j.at("details").get<std::string>(),
+                        {.kind = static_cast<CulpritKind>(j.at("kind").get<int>()),
+                         .text = j.at("culprit").get<std::string>(),
+                         .ranks = j.at("ranks").get<std::vector<int>>()},
+                        j.at("summary").get<std::string>());
+}
+
+std::string report_text(const RunReport& report) {
+  return fmt::format("{}result: {}\n", report.details, report.summary);
+}
+
+void print_and_end_job(int exit_code, const RunReport& report) {
+  const auto& render = Runtime::instance().report_renderer();
+  const std::string text = render ? render(report) : report_text(report);
   std::fflush(stdout);
-  std::fputs(report.c_str(), stdout);
+  std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
   MpiSession::abort(exit_code);
 }
 
-void end_job(Runtime& runtime, int exit_code, const std::string& report) {
+void end_job(Runtime& runtime, int exit_code, const RunReport& report) {
   if (runtime.world_rank() == 0) print_and_end_job(exit_code, report);
-  runtime.send_report(exit_code, report);
+  runtime.send_report(exit_code, encode_report(report));
   const auto deadline = std::chrono::steady_clock::now() + kGrace;
   while (std::chrono::steady_clock::now() < deadline) {
     runtime.report_sent();  // an MPI test: lets a large report go out
@@ -62,7 +97,7 @@ void await_programs_ended(Runtime& runtime) {
         },
         [] { return std::string(); }, std::chrono::milliseconds(0));
   } catch (const ReportedFailure& e) {
-    print_and_end_job(e.exit_code(), e.what());
+    print_and_end_job(e.exit_code(), e.report());
   }
   check(code, [] { return std::string("the end of the run (MPI_Test)"); });
 }

@@ -25,14 +25,21 @@ struct Ending {
 [[noreturn]] void end_on_failure(mpi_detail::Runtime& runtime, RunStatus status,
                                  const std::string& error) {
   const int rank = runtime.world_rank();
-  std::string report;
+  RunReport report;
   if (status == RunStatus::mismatch && error.starts_with("message mismatch")) {
-    report = mpi_detail::failure_report(error, "message-mismatch", error, error);
+    report = mpi_detail::failure_report(status, rank, error,
+                                        {.kind = CulpritKind::message_mismatch, .text = error,
+                                         .ranks = {rank}},
+                                        error);
   } else {
+    // A mismatch other than a user message's is between a collective's members (their
+    // algorithm's messages disagree).
     report = mpi_detail::failure_report(
-        fmt::format("rank {} on {} failed: {}", rank, MpiSession::host(), error),
-        status == RunStatus::mismatch ? "mismatch" : "rank-failure",
-        fmt::format("rank {} failed first: {}", rank, error),
+        status, rank, fmt::format("rank {} on {} failed: {}", rank, MpiSession::host(), error),
+        {.kind = status == RunStatus::mismatch ? CulpritKind::collective_mismatch
+                                               : CulpritKind::rank_failure,
+         .text = fmt::format("rank {} failed first: {}", rank, error),
+         .ranks = {rank}},
         fmt::format("rank {} failed: {}", rank, error));
   }
   mpi_detail::end_job(runtime, exit_code(status), report);
@@ -42,9 +49,12 @@ struct Ending {
 // emulator's report of it sent to rank 0; rank 0, when a member, prints its own at once.
 [[noreturn]] void end_on_collective_mismatch(mpi_detail::Runtime& runtime,
                                              const CollectiveMismatchError& e) {
-  const std::string table = e.what();
-  const std::string report =
-      mpi_detail::failure_report(table, "collective-mismatch", e.sentence(), e.summary());
+  // The root cause is the odd member, as on the emulator (the reporter only prints it).
+  const int root = e.blamed().empty() ? runtime.world_rank() : e.blamed().front();
+  const RunReport report = mpi_detail::failure_report(
+      RunStatus::mismatch, root, e.what(),
+      {.kind = CulpritKind::collective_mismatch, .text = e.sentence(), .ranks = e.blamed()},
+      e.summary());
   const int code = exit_code(RunStatus::mismatch);
   if (runtime.world_rank() == 0) mpi_detail::print_and_end_job(code, report);
   if (e.reporter()) mpi_detail::end_job(runtime, code, report);
@@ -60,7 +70,7 @@ Ending run_program(MpiSession& session, const MpiRunOptions& options,
     return {};
   } catch (const ReportedFailure& e) {
     // Rank 0, told while it waited: another process's program failed.
-    mpi_detail::print_and_end_job(e.exit_code(), e.what());
+    mpi_detail::print_and_end_job(e.exit_code(), e.report());
   } catch (const TimeoutError& e) {
     return {RankOutcome::State::deadlocked, RunStatus::deadlock, e.what()};
   } catch (const CollectiveMismatchError& e) {

@@ -55,6 +55,10 @@ Communicator MpiSession::world(Algorithm algorithm) const {
   return Communicator(make_mpi_backend(options_), algorithm);
 }
 
+void MpiSession::set_report_renderer(std::function<std::string(const RunReport&)> render) {
+  runtime_->set_report_renderer(std::move(render));
+}
+
 void MpiSession::record_trace() { runtime_->start_recording(); }
 
 Trace MpiSession::trace_of_job(const nlohmann::json& config) {

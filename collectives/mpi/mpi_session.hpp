@@ -11,12 +11,14 @@
 // checks them: each carries its sender's side (detail/wire_message.hpp).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "collectives/backend.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/mpi/mpi_options.hpp"
+#include "comm/run_report.hpp"
 #include "traces/event.hpp"
 
 namespace ranklab {
@@ -56,6 +58,12 @@ class MpiSession {
   /// rank 0 (every process's events, `config` in the header), an empty Trace elsewhere.
   /// Ends the recording.
   Trace trace_of_job(const nlohmann::json& config);
+
+  /// How a report that ends the job with MPI_Abort (a mismatch, a failed rank: exit 4 or 5)
+  /// is printed: `render` gives the text for what the failed process found (status,
+  /// culprit, details, summary). Without one: the emulator's lines, the details, then
+  /// "culprit (KIND): ..." and "result: ...". Every process sets the same.
+  void set_report_renderer(std::function<std::string(const RunReport&)> render);
 
   /// Ends every process of the job with `exit_code` (MPI_Abort), for a process whose rank
   /// program failed: the others would otherwise wait for it forever.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "collectives/mpi/detail/job_ending.hpp"
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
 #include "comm/errors.hpp"
@@ -259,7 +260,7 @@ void Runtime::check_reports() {
   }
   std::memcpy(&exit_code, message.data(), sizeof exit_code);
   throw ReportedFailure(status.MPI_SOURCE, exit_code,
-                        std::string(message.begin() + sizeof exit_code, message.end()));
+                        decode_report(std::string(message.begin() + sizeof exit_code, message.end())));
 }
 
 void Runtime::progress() {

@@ -149,8 +149,11 @@ struct RecentEvent {
   }
 };
 
-/// A rank's last kCapacity events, oldest first once asked (snapshot). Lives in place in
-/// its rank's slot: neither copied nor moved (its first entries are inside it).
+/// A rank's kCapacity latest operations by op number (rank_seq), in that order once asked
+/// (snapshot). Not the last to complete: non-blocking operations complete in an order that
+/// varies with the schedule's timing (--threads 2) where the trace does not, and the report
+/// must read the same whatever the thread count. Lives in place in its rank's slot: neither
+/// copied nor moved (its first entries are inside it).
 class RecentEvents {
  public:
   static constexpr std::size_t kCapacity = 8;
@@ -164,26 +167,36 @@ class RecentEvents {
     if (ring_ != inline_) delete[] ring_;
   }
 
-  /// The entry of the next event, overwriting the oldest once kCapacity are held: the
-  /// caller assigns it (RecentEvent::assign). A cursor, not an index: no multiply, and the
-  /// one test (end of the ring) is taken once in kCapacity events.
-  RecentEvent& next() {
+  /// The entry for the operation numbered `rank_seq`, which the caller assigns
+  /// (RecentEvent::assign). Operations mostly end in the order of their numbers: then it is
+  /// the next in the ring, overwriting the lowest number once kCapacity are held. A cursor,
+  /// not an index: no multiply, and the one test (end of the ring) is taken once in
+  /// kCapacity events. An operation that ends after a later one (a non-blocking one) is
+  /// put in its place by number instead, or, being older than all kCapacity held, gets a
+  /// spare entry that is not kept.
+  RecentEvent& next(std::uint64_t rank_seq) {
+    if (rank_seq < newest_) [[unlikely]] return insert_in_order(rank_seq);
+    newest_ = rank_seq;
     if (cursor_ == end_) [[unlikely]] turn();
     return *cursor_++;
   }
 
-  /// Oldest first.
+  /// By op number, lowest first.
   std::vector<RecentEvent> snapshot() const;
 
  private:
   /// At the end of the ring: moves the inline entries to a heap ring of kCapacity the first
   /// time, then wraps around to overwrite the oldest.
   void turn();
+  /// next() for an operation numbered below the newest held.
+  RecentEvent& insert_in_order(std::uint64_t rank_seq);
 
   RecentEvent* ring_ = inline_;
   RecentEvent* cursor_ = inline_;  ///< where the next event goes
   RecentEvent* end_ = inline_ + kInline;
   bool full_ = false;  ///< wrapped around: the oldest is at cursor_
+  std::uint64_t newest_ = 0;  ///< the highest op number held
+  RecentEvent spare_;         ///< for an operation too old to keep
   RecentEvent inline_[kInline];
 };
 

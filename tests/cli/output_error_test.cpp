@@ -147,9 +147,13 @@ TEST(OutputErrorTest, PartlyWrittenNewFileIsRemoved) {
   EXPECT_FALSE(std::filesystem::exists(cwd / "t.jsonl")) << "a truncated trace was left";
 }
 
-/// Runs `ranklab ARGS > /dev/full` in a fresh folder: the exit code and stderr.
+/// Runs `ranklab ARGS > /dev/full` in a folder holding `t.jsonl`, a recorded deadlock (for
+/// the commands that read a trace): the exit code and stderr.
 Result ranklab_to_full_stdout(const std::vector<std::string>& args) {
   TempDir cwd("ranklab_output_error");
+  const std::string example =
+      std::string(RANKLAB_SOURCE_DIR) + "/traces/examples/send_send_deadlock.jsonl";
+  std::filesystem::copy_file(example, cwd / "t.jsonl");
   std::string command = "cd " + quoted(cwd.path().string()) + " && " + quoted(RANKLAB_BINARY);
   for (const std::string& a : args) command += " " + quoted(a);
   command += " >/dev/full 2>" + quoted((cwd / "stderr.txt").string());
@@ -160,24 +164,49 @@ Result ranklab_to_full_stdout(const std::vector<std::string>& args) {
   return r;
 }
 
+struct Printer {
+  std::string label;
+  std::vector<std::string> args;
+
+  friend void PrintTo(const Printer& p, std::ostream* os) { *os << p.label; }
+};
+
+class StandardOutputErrorTest : public ::testing::TestWithParam<Printer> {};
+
 //! A report that cannot be written to standard output (a full disk) is one line on stderr
-//! and exit 1: `stats --json ... > /dev/full` exited 0 with nothing said.
-TEST(OutputErrorTest, StandardOutputWriteErrorIsOneLine) {
+//! and exit 1, whatever the command and whatever its own exit code would have been (replay
+//! of a deadlock: 3): `stats --json ... > /dev/full` exited 0 with nothing said.
+TEST_P(StandardOutputErrorTest, WriteErrorIsOneLineAndExit1) {
   if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
-  const std::string example =
-      std::string(RANKLAB_SOURCE_DIR) + "/traces/examples/allreduce_ring_w4.jsonl";
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"stats", "--json", example}, {"scenarios"},
-        {"run", "--scenario", "ring"}, {"--help"}}) {
-    const Result r = ranklab_to_full_stdout(args);
-    EXPECT_EQ(r.code, 1) << args[0] << "\n" << r.err;
-    // The reason is there when the last flush fails; stdio may have dropped its buffer at
-    // an earlier failure, and errno with it.
-    EXPECT_TRUE(r.err.starts_with("ranklab: error: cannot write the report to standard output"))
-        << args[0] << "\n" << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args[0] << "\n" << r.err;
-  }
+  const Result r = ranklab_to_full_stdout(GetParam().args);
+  EXPECT_EQ(r.code, 1) << r.err;
+  // The reason is there when the last flush fails; stdio may have dropped its buffer at an
+  // earlier failure, and errno with it.
+  EXPECT_TRUE(r.err.starts_with("ranklab: error: cannot write the report to standard output"))
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Commands, StandardOutputErrorTest,
+    ::testing::Values(Printer{"run_scenario", {"run", "--scenario", "ring"}},
+                      Printer{"run_deadlock_json", {"run", "--scenario", "send-send", "--json"}},
+                      Printer{"run_main_job", {"run", "--no-trace"}},
+                      Printer{"replay", {"replay", "t.jsonl"}},
+                      Printer{"replay_json", {"replay", "t.jsonl", "--json"}},
+                      Printer{"stats", {"stats", "t.jsonl"}},
+                      Printer{"stats_json", {"stats", "--json", "t.jsonl"}},
+                      Printer{"diff", {"diff", "t.jsonl", "t.jsonl"}},
+                      Printer{"diff_json", {"diff", "--json", "t.jsonl", "t.jsonl"}},
+                      Printer{"export", {"export", "t.jsonl", "--perfetto", "p.json"}},
+                      Printer{"explore", {"explore", "--scenario", "ring", "--runs", "4"}},
+                      Printer{"explore_json", {"explore", "--scenario", "ring", "--json"}},
+                      Printer{"schedule", {"schedule"}},
+                      Printer{"schedule_json", {"schedule", "--json"}},
+                      Printer{"scenarios", {"scenarios"}},
+                      Printer{"help", {"--help"}},
+                      Printer{"run_help", {"run", "--help"}}),
+    [](const auto& p) { return p.param.label; });
 
 }  // namespace
 }  // namespace ranklab::testing

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,7 +22,7 @@ using detail::RecentEvents;
 
 std::vector<std::uint64_t> seqs_after(std::size_t pushes) {
   RecentEvents recent;
-  for (std::size_t i = 0; i < pushes; ++i) recent.next().rank_seq = i;
+  for (std::size_t i = 0; i < pushes; ++i) recent.next(i).rank_seq = i;
   std::vector<std::uint64_t> out;
   for (const RecentEvent& e : recent.snapshot()) out.push_back(e.rank_seq);
   return out;
@@ -39,6 +40,39 @@ TEST(RecentEventsTest, KeepsTheLastEventsOldestFirst) {
     std::vector<std::uint64_t> expected;
     for (std::size_t i = pushes < kCap ? 0 : pushes - kCap; i < pushes; ++i) expected.push_back(i);
     EXPECT_EQ(seqs_after(pushes), expected) << pushes << " pushes";
+  }
+}
+
+// Pushes events numbered `seqs`, in that order: the numbers the ring keeps, as listed.
+std::vector<std::uint64_t> kept(const std::vector<std::uint64_t>& seqs) {
+  RecentEvents recent;
+  for (const std::uint64_t seq : seqs) recent.next(seq).rank_seq = seq;
+  std::vector<std::uint64_t> out;
+  for (const RecentEvent& e : recent.snapshot()) out.push_back(e.rank_seq);
+  return out;
+}
+
+//! Operations that end out of order (non-blocking ones: their order varies with --threads 2
+//! where the trace does not) are kept by number: the highest kCapacity, lowest first,
+//! whatever order they ended in. The ring listed them in completion order.
+TEST(RecentEventsTest, KeepsTheLatestByNumberWhateverTheOrderTheyEnded) {
+  EXPECT_EQ(kept({1, 0}), (std::vector<std::uint64_t>{0, 1}));            // inline entries
+  EXPECT_EQ(kept({0, 2, 1}), (std::vector<std::uint64_t>{0, 1, 2}));      // into the heap
+  EXPECT_EQ(kept({0, 1, 3, 2, 4}), (std::vector<std::uint64_t>{0, 1, 2, 3, 4}));
+  // Full: a late one displaces the lowest, or is not kept when older than all.
+  EXPECT_EQ(kept({0, 2, 3, 4, 5, 6, 7, 8, 1, 9}),
+            (std::vector<std::uint64_t>{2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(kept({1, 2, 3, 4, 5, 6, 7, 8, 9, 0}),
+            (std::vector<std::uint64_t>{2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(kept({0, 1, 2, 3, 4, 5, 6, 7, 9, 8, 10, 11}),
+            (std::vector<std::uint64_t>{4, 5, 6, 7, 8, 9, 10, 11}));
+  // Every order of the same numbers keeps the same.
+  std::vector<std::uint64_t> seqs = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const std::vector<std::uint64_t> want = {3, 4, 5, 6, 7, 8, 9, 10};
+  for (int shuffle = 0; shuffle < 200; ++shuffle) {
+    std::next_permutation(seqs.begin(), seqs.end());
+    std::rotate(seqs.begin(), seqs.begin() + shuffle % 11, seqs.end());
+    EXPECT_EQ(kept(seqs), want) << ::testing::PrintToString(seqs);
   }
 }
 
@@ -227,7 +261,7 @@ TEST(RecentEventsTest, SnapshotKeepsWholeEntries) {
   ASSERT_GT(pushes, RecentEvents::kCapacity);
   for (std::size_t i = 0; i < pushes; ++i) {
     const Case& c = all[i % all.size()];
-    ring.next().assign(*c.op, c.status);
+    ring.next(i).assign(*c.op, c.status);  // numbered in push order: kept in it
   }
   const std::vector<RecentEvent> kept = ring.snapshot();
   ASSERT_EQ(kept.size(), RecentEvents::kCapacity);

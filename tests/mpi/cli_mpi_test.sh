@@ -105,6 +105,34 @@ mpi 4 --scenario crash
 expect_code 5 "crash"
 expect_line "culprit (rank-failure): rank 3 failed first" "crash"
 
+# Processes given different flags: one line from rank 0 naming the flag and the ranks, exit 1
+# (with --trace on one process only, the job waited forever, past the watchdog).
+err=$(timeout 60 "$mpirun_sh" "$mpiexec" 1 "$ranklab" run --backend mpi --scenario ring \
+        --timeout-ms 1000 --trace t.jsonl : -np 1 "$ranklab" run --backend mpi --scenario ring \
+        --timeout-ms 1000 --no-trace 2>&1 >/dev/null)
+code=$?
+out=$err
+expect_code 1 "--trace on one process only"
+expect_line "ranklab: error: the MPI processes were given different flags: --trace t.jsonl on rank 0; no --trace on rank 1" \
+  "--trace on one process only"
+[ "$(grep -c "^ranklab: error" <<<"$err")" = 1 ] || fail "--trace on one process only: $err"
+
+# --json where the job ends in MPI_Abort (exit 4, 5): the report as one JSON document
+# (docs/json.md), with the text's culprit line; it printed the text.
+for case in "4 collective-mismatch --check-collectives" "5 crash"; do
+  read -r want name extra <<<"$case"
+  mpi 4 --scenario "$name" $extra
+  text_culprit=$(grep "^culprit (" <<<"$out")
+  mpi 4 --scenario "$name" $extra --json
+  expect_code "$want" "$name --json"
+  summary=$(python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(d["schema"], d["command"], d["program"], d["scenario"], d["exit_code"], d["trace"] == "")
+print(d["culprit"]["line"])' <<<"$out" 2>&1)
+  [ "$summary" = "ranklab-report/1 run scenario $name $want True"$'\n'"$text_culprit" ] ||
+    fail "$name --json: '$summary', expected the document with '$text_culprit'; output:"$'\n'"$out"
+done
+
 # Flags only the emulator has: one line, exit 1.
 mpi 2 --scenario ring --fault kill:1@0
 expect_code 1 "--fault"

@@ -60,6 +60,23 @@ TEST(ReaderLimitsTest, NestingLimitCountsStructureOnly) {
       "");
 }
 
+//! Issue 28 §4: a long line that is not an object (a 200 MB array took 15-30 s and 3.6 GB)
+//! is refused on its first byte, before any parser reads it: so the rest of it, valid or
+//! not, makes no difference to the error, for the header as for an event.
+TEST(ReaderLimitsTest, LineThatIsNoObjectIsRefusedOnItsFirstByte) {
+  std::string array = "[";
+  for (int i = 0; i < 1'000'000; ++i) array += "1,";
+  for (const std::string& tail : {std::string("1]"), std::string("1,}x")}) {
+    const std::string cut = "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1... (" +
+                            std::to_string(array.size() + tail.size()) + " bytes)";
+    EXPECT_EQ(error_of(kHeader + "\n" + array + tail + "\n"),
+              "t.jsonl:2: event must be a JSON object, got " + cut);
+    EXPECT_EQ(error_of(array + tail + "\n"),
+              "t.jsonl:1: not a ranklab trace header (expected a JSON object, got " + cut + ")");
+  }
+  EXPECT_EQ(error_of(kHeader + "\n  42 \n"), "t.jsonl:2: event must be a JSON object, got 42");
+}
+
 //! A 1 MB group name is quoted as 80 bytes and its size: the error stays one short line.
 TEST(ReaderLimitsTest, LongTokensAreCutInErrors) {
   const std::string name(1'000'000, 'g');
@@ -72,11 +89,17 @@ TEST(ReaderLimitsTest, LongTokensAreCutInErrors) {
                "\n");
   EXPECT_EQ(header_error,
             "t.jsonl:1: group '" + std::string(80, 'g') + "'... (1000000 bytes) has no ranks");
-  // nlohmann quotes the token it choked on ("last read: '...'"): that is cut too.
+  // A line that is no object is shown cut too (refused on its first byte: no parser reads it).
   const std::string garbage = error_of(kHeader + "\n\"" + std::string(1'000'000, 't') + "\n");
-  EXPECT_EQ(garbage.substr(0, 27), "t.jsonl:2: invalid JSON (co");
+  EXPECT_EQ(garbage.substr(0, 42), "t.jsonl:2: event must be a JSON object, go");
   EXPECT_NE(garbage.find("... (1000001 bytes)"), std::string::npos) << garbage.substr(0, 300);
   EXPECT_LT(garbage.size(), 300u) << garbage.substr(0, 300);
+  // nlohmann quotes the token it choked on ("last read: '...'"): that is cut too.
+  const std::string broken =
+      error_of(kHeader + "\n{\"rank\":\"" + std::string(1'000'000, 't') + "\n");
+  EXPECT_EQ(broken.substr(0, 27), "t.jsonl:2: invalid JSON (co");
+  EXPECT_NE(broken.find(" bytes)"), std::string::npos) << broken.substr(0, 300);
+  EXPECT_LT(broken.size(), 300u) << broken.substr(0, 300);
   const std::string op = error_of(kHeader + "\n" + with(kSend, R"("send")", '"' + name + '"'));
   EXPECT_LT(op.size(), 200u) << op.substr(0, 300);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -265,6 +266,21 @@ TEST(FrCliTest, DtypeAndOperationMismatches) {
   EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
   EXPECT_TRUE(has(o.out, "\nrank 3 is the odd one: 1 rank vs 3\n")) << o.out;
   EXPECT_TRUE(has(o.out, "all_gather(")) << o.out;
+}
+
+//! Issue 28 §4: a replay's refusal of an imported operation named no file or entry ("rank 3
+//! op #2 (all_reduce): cannot replay: ..."); it names the dump and the entry now.
+TEST(FrCliTest, ReplayRefusalNamesTheDumpAndEntry) {
+  testing::TempDir dir("ranklab_fr_refusal");
+  write_variant(dir.path(), [](nlohmann::json& e) {
+    e["input_sizes"] = e["output_sizes"] = {{std::uint64_t{1} << 40}};
+  });
+  const CommandResult r = ranklab("replay --format pytorch-fr " + shell_quoted(dir.path()));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "nccl_trace_rank_3.json: entry 2: rank 3 op #"))
+      << r.err;
+  EXPECT_TRUE(has(r.err, "cannot replay: its buffers exceed the replay limit")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 //! Issue 28 §1's classic bug as Flight Recorder dumps: rank 0 is stuck in an all_reduce of

@@ -15,6 +15,7 @@
 #include "tests/support/expect_throw_msg.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "traces/error.hpp"
+#include "traces/event_text.hpp"
 #include "traces/jsonl.hpp"
 
 namespace ranklab {
@@ -409,6 +410,69 @@ TEST(FrImportErrorTest, NotADump) {
   evil[evil.size() - 1] = 'b';  // BUILD where STOP was
   EXPECT_THROW_MSG((void)import_flight_recorder({{"evil_0", evil}}), TraceError,
                    "unsupported pickle opcode 0x62");
+}
+
+//! Issue 28 §4: errors echoed a value whole (5-8 MB on one line); every value an error
+//! shows is cut to its first bytes and its size, whichever field holds it.
+TEST(FrImportErrorTest, LongValuesAreCutInErrors) {
+  const std::string huge(6'000'000, 'x');
+  const std::vector<std::pair<std::string, void (*)(json&, const std::string&)>> cases = {
+      {"unsupported Flight Recorder version 'xxx",
+       [](json& d, const std::string& v) { d["version"] = v; }},
+      {"entry 0: unsupported operation 'nccl:xxx",
+       [](json& d, const std::string& v) { d["entries"][0]["profiling_name"] = "nccl:" + v; }},
+      {"entry 0: profiling name 'xxx",
+       [](json& d, const std::string& v) { d["entries"][0]["profiling_name"] = v; }},
+      {"entry 0: profiling name 'nccl:send xxx",
+       [](json& d, const std::string& v) { d["entries"][0]["profiling_name"] = "nccl:send " + v; }},
+      {"entry 0: unknown state 'xxx",
+       [](json& d, const std::string& v) { d["entries"][0]["state"] = v; }},
+      {"entry 0: unknown dtype 'xxx",
+       [](json& d, const std::string& v) { d["entries"][0]["input_dtypes"] = {v}; }},
+      {"entry 0: process group 'xxx",
+       [](json& d, const std::string& v) { d["entries"][0]["process_group"] = {v, "x"}; }},
+      {"pg_config 'xxx",
+       [](json& d, const std::string& v) { d["pg_config"][v] = {{"ranks", "[0, 1, 2, 5]"}}; }},
+  };
+  for (const auto& [message, edit] : cases) {
+    std::vector<json> dumps = world_of({{}});
+    edit(dumps[1], huge);
+    try {
+      (void)import(dumps);
+      ADD_FAILURE() << message << ": imported";
+    } catch (const TraceError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(message), std::string::npos) << what.substr(0, 300);
+      EXPECT_NE(what.find("... ("), std::string::npos) << what.substr(0, 300);
+      EXPECT_LT(what.size(), 400u) << what.substr(0, 300);
+    }
+  }
+}
+
+//! Issue 28 §4: a dump whose `entries` key was damaged read as a rank that recorded
+//! nothing, silently. A key named like it or holding entries is refused with the file; a
+//! dump without entries (torch then leaves the key out) still reads as one.
+TEST(FrImportErrorTest, DamagedEntriesKeyIsRefused) {
+  for (const std::string key : {"entires", "Entries", "entries ", "entry", "records"}) {
+    std::vector<json> dumps = world_of({{}});
+    dumps[2][key] = dumps[2]["entries"];
+    dumps[2].erase("entries");
+    expect_import_error(dumps, "nccl_trace_rank_2.json: no field 'entries', but a field '" +
+                                   key + "' stands in its place");
+  }
+  std::vector<json> dumps = world_of({{}});
+  dumps[2].erase("entries");
+  dumps[2]["nccl_comm_state"] = json::object();
+  const Trace trace = import(dumps);
+  EXPECT_TRUE(trace.ranks[2].empty());
+}
+
+//! Each imported operation names its dump and entry (what a replay's refusal of it says).
+TEST(FrImportTest, OperationsNameTheirDumpAndEntry) {
+  const Trace trace = import(world_of({{}, {.coll = 2}}));
+  ASSERT_EQ(trace.ranks[1].size(), 2u);
+  EXPECT_EQ(source_of(trace, trace.ranks[1][0]), "nccl_trace_rank_1.json: entry 0");
+  EXPECT_EQ(source_of(trace, trace.ranks[3][1]), "nccl_trace_rank_3.json: entry 1");
 }
 
 }  // namespace

@@ -26,8 +26,8 @@ const std::string kHeader =
 
 //! Fuzzer find: a number no double holds threw nlohmann's out_of_range, not a TraceError.
 TEST(RobustnessTest, NumberOverflowIsATraceError) {
-  EXPECT_THROW_MSG(from_text("\n" + std::string(60, '8') + "e3888\n", "f.jsonl"), TraceError,
-                   "f.jsonl:2: invalid JSON (number overflow parsing");
+  EXPECT_THROW_MSG(from_text(kHeader + "\n{\"rank\":" + std::string(60, '8') + "e3888}\n", "f.jsonl"),
+                   TraceError, "f.jsonl:2: invalid JSON (number overflow parsing");
   EXPECT_THROW_MSG(from_text(kHeader + "\n{\"rank\":1e400}\n", "g.jsonl"), TraceError,
                    "g.jsonl:2: invalid JSON (number overflow");
 }

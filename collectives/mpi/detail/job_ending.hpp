@@ -10,20 +10,31 @@
 #include <string>
 
 #include "collectives/mpi/detail/runtime.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab::mpi_detail {
 
-/// The lines a failed run's report ends with, as the emulator prints them: `details` (the
-/// table or the error), "culprit (KIND): TEXT", "result: SUMMARY".
-std::string failure_report(const std::string& details, const std::string& kind,
-                           const std::string& culprit, const std::string& summary);
+/// A failed run's report as the emulator's RunReport holds it: `status`, the root cause
+/// `rank`, `details` (the table or the error) as the analysis's preamble, the `culprit`
+/// (its kind, text and ranks), and `summary` (the result line).
+RunReport failure_report(RunStatus status, int rank, const std::string& details,
+                         Culprit culprit, const std::string& summary);
+
+/// The report as it travels to rank 0 (Runtime::send_report), and back.
+std::string encode_report(const RunReport& report);
+RunReport decode_report(const std::string& text);
+
+/// The report as text, as the emulator's ends: the details, "culprit (KIND): TEXT",
+/// "result: SUMMARY".
+std::string report_text(const RunReport& report);
 
 /// Ends the job from a process whose program failed: rank 0 prints `report`, every process
 /// ends, the job's exit status is `exit_code`.
-[[noreturn]] void end_job(Runtime& runtime, int exit_code, const std::string& report);
+[[noreturn]] void end_job(Runtime& runtime, int exit_code, const RunReport& report);
 
-/// Prints `report` here and ends the job (rank 0, or a report nobody else will print).
-[[noreturn]] void print_and_end_job(int exit_code, const std::string& report);
+/// Prints `report` here (as the session renders it: MpiSession::set_report_renderer, else
+/// report_text) and ends the job (rank 0, or a report nobody else will print).
+[[noreturn]] void print_and_end_job(int exit_code, const RunReport& report);
 
 /// Ends the job from a process that failed with the error another process reports (every
 /// member of a mismatched collective finds it; one reports): waits for the job to end, and

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -27,6 +28,7 @@
 
 #include "collectives/mpi/detail/collective_plan.hpp"
 #include "collectives/mpi/detail/recorder.hpp"
+#include "comm/run_report.hpp"
 
 namespace ranklab::mpi_detail {
 
@@ -133,6 +135,12 @@ class Runtime {
   /// every wait calls it (progress()), so rank 0 learns of a failure while it waits.
   void check_reports();
 
+  /// How a report that ends the job is printed (MpiSession::set_report_renderer); empty:
+  /// as text (job_ending.hpp).
+  using ReportRenderer = std::function<std::string(const RunReport&)>;
+  void set_report_renderer(ReportRenderer render) { report_renderer_ = std::move(render); }
+  const ReportRenderer& report_renderer() const { return report_renderer_; }
+
   /// Advances every staged call; drops the finished ones. At rank 0, check_reports() first.
   void progress();
   /// Whether no staged call is in flight.
@@ -178,6 +186,7 @@ class Runtime {
   std::shared_ptr<GroupState> world_;
   std::map<std::string, std::shared_ptr<GroupState>, std::less<>> groups_;
   std::vector<std::shared_ptr<StagedCollective>> staged_;  ///< in call order
+  ReportRenderer report_renderer_;
 };
 
 /// Frees `*comm` unless it is null.
