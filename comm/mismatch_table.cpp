@@ -16,14 +16,6 @@ struct Side {
   std::vector<int> members;
 };
 
-/// "rank 3" or "ranks 0, 1, 2": global ranks, ascending; past 16 of them " and N more", so a
-/// line about a 65,536-rank group stays a line.
-std::string ranks_text(std::vector<int> global) {
-  std::sort(global.begin(), global.end());
-  return fmt::format("rank{} {}", global.size() == 1 ? "" : "s",
-                     join_ranks(global, {.max_listed = 16}));
-}
-
 std::vector<int> global_ranks(const Group& group, const std::vector<int>& members) {
   std::vector<int> out;
   out.reserve(members.size());
