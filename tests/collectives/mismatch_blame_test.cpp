@@ -171,9 +171,9 @@ TEST(JudgeMismatchTest, SeveralOddCallsAgainstThePlurality) {
             "collective mismatch in dp collective #5: the members' calls differ (ranks 6, 10 are "
             "the odd ones: 1 + 1 ranks vs 2)");
   EXPECT_EQ(v.sentence,
-            "rank 6 called all_reduce(sum, f32, count=2) via direct; rank 10 called "
-            "all_reduce(sum, f32, count=3) via direct where ranks 4, 8 called all_reduce(sum, "
-            "f32, count=8) via direct (dp collective #5): ranks 6, 10 are the odd ones: 1 + 1 "
+            "rank 6 called all_reduce(sum, f32, count=2); rank 10 called "
+            "all_reduce(sum, f32, count=3) where ranks 4, 8 called all_reduce(sum, "
+            "f32, count=8) (dp collective #5): ranks 6, 10 are the odd ones: 1 + 1 "
             "ranks vs 2");
   EXPECT_EQ(std::count(v.table.begin(), v.table.end(), '<'), 2) << v.table;
 }

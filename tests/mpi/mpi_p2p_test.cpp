@@ -235,11 +235,11 @@ TEST(MpiP2p, CheckCollectivesReportsADtypeMismatchOnEveryMember) {
     // Rank 1 is the odd one out of three or more; of two, neither call has a plurality.
     EXPECT_THAT(e.sentence(),
                 ::testing::HasSubstr(checked.size() > 2
-                                         ? "rank 1 called all_reduce(sum, f64, count=4) via direct "
+                                         ? "rank 1 called all_reduce(sum, f64, count=4) "
                                            "where rank"
                                          : "no call has a plurality in world collective #1: rank 0 "
-                                           "called all_reduce(sum, f32, count=4) via direct; rank 1 "
-                                           "called all_reduce(sum, f64, count=4) via direct"));
+                                           "called all_reduce(sum, f32, count=4); rank 1 "
+                                           "called all_reduce(sum, f64, count=4)"));
   }
   checked.barrier();
 }
