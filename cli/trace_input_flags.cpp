@@ -1,12 +1,12 @@
 #include "cli/trace_input_flags.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 
 #include "cli/choice_flags.hpp"
+#include "comm/rank_list.hpp"
 #include "traces/error.hpp"
 #include "traces/quote_input.hpp"
 #include "traces/trace_input.hpp"
@@ -47,8 +47,9 @@ void log_fr_import(const Trace& trace) {
       left.value("before_window", 0), left.value("unmatched_completed", 0));
   const std::vector<int> without = config.value("ranks_without_dump", std::vector<int>{});
   if (!without.empty()) {
-    spdlog::warn("ranks {} of the world have no dump: they replay with no operations",
-                 fmt::join(without, ", "));
+    spdlog::warn("{} of the world {} no dump: {} with no operations",
+                 detail::ranks_text(without), without.size() == 1 ? "has" : "have",
+                 without.size() == 1 ? "it replays" : "they replay");
   }
 }
 
@@ -63,8 +64,9 @@ void log_nccl_import(const Trace& trace) {
                config.value("skipped_lines", 0));
   const std::vector<int> without = config.value("ranks_without_log", std::vector<int>{});
   if (!without.empty()) {
-    spdlog::warn("ranks {} of the world have no log: they replay with no operations",
-                 fmt::join(without, ", "));
+    spdlog::warn("{} of the world {} no log: {} with no operations",
+                 detail::ranks_text(without), without.size() == 1 ? "has" : "have",
+                 without.size() == 1 ? "it replays" : "they replay");
   }
 }
 

@@ -24,7 +24,9 @@ struct CollectiveFingerprint {
   friend bool operator==(const CollectiveFingerprint&, const CollectiveFingerprint&) = default;
 };
 
-/// `all_reduce(sum, f32, count=8) via ring`, as mismatch reports print it.
-std::string describe(const CollectiveFingerprint& fingerprint);
+/// `all_reduce(sum, f32, count=8)`, as mismatch reports print it; with `with_algorithm`,
+/// `... via ring`: reports name the algorithm only where the calls differ in it (a PyTorch
+/// user never chose one).
+std::string describe(const CollectiveFingerprint& fingerprint, bool with_algorithm = false);
 
 }  // namespace ranklab

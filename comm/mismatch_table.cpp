@@ -16,14 +16,6 @@ struct Side {
   std::vector<int> members;
 };
 
-/// "rank 3" or "ranks 0, 1, 2": global ranks, ascending; past 16 of them " and N more", so a
-/// line about a 65,536-rank group stays a line.
-std::string ranks_text(std::vector<int> global) {
-  std::sort(global.begin(), global.end());
-  return fmt::format("rank{} {}", global.size() == 1 ? "" : "s",
-                     join_ranks(global, {.max_listed = 16}));
-}
-
 std::vector<int> global_ranks(const Group& group, const std::vector<int>& members) {
   std::vector<int> out;
   out.reserve(members.size());
@@ -52,6 +44,13 @@ MismatchVerdict judge_mismatch(const Group& group, std::uint64_t seq,
     it->members.push_back(member);
   }
   std::sort(out.missing.begin(), out.missing.end());
+  // The algorithm is named only where it is what differs (`direct` against `ring`).
+  const bool algorithms_differ = std::any_of(sides.begin(), sides.end(), [&](const Side& s) {
+    return s.call->algorithm != sides.front().call->algorithm;
+  });
+  const auto call_text = [&](const CollectiveFingerprint& call) {
+    return describe(call, algorithms_differ);
+  };
   std::size_t most = 0;
   for (const Side& s : sides) most = std::max(most, s.members.size());
   const auto with_most =
@@ -79,14 +78,14 @@ MismatchVerdict judge_mismatch(const Group& group, std::uint64_t seq,
     }
     const bool differs = plurality != nullptr && !(m->fingerprint == *plurality->call);
     out.table += fmt::format("  {:>10}  {:>11}  {:<8}  {}{}{}\n", member, global, m->rank_seq,
-                             describe(m->fingerprint), describe_site(to_call_site(m->site)),
+                             call_text(m->fingerprint), describe_site(to_call_site(m->site)),
                              differs ? "   <-- differs" : "");
   }
 
   std::string calls;  // "ranks 0, 1 called X; rank 2 called Y"
   const auto add_call = [&](const Side& s, std::string_view between) {
     calls += fmt::format("{}{} called {}", calls.empty() ? "" : between,
-                         ranks_text(global_ranks(group, s.members)), describe(*s.call));
+                         ranks_text(global_ranks(group, s.members)), call_text(*s.call));
   };
   if (plurality != nullptr) {
     std::vector<int> odd;
@@ -104,7 +103,7 @@ MismatchVerdict judge_mismatch(const Group& group, std::uint64_t seq,
                               plurality->members.size());
     out.sentence = fmt::format("{} where {} called {} ({}): {}", calls,
                                ranks_text(global_ranks(group, plurality->members)),
-                               describe(*plurality->call), where, out.verdict);
+                               call_text(*plurality->call), where, out.verdict);
   } else {
     std::string each_side;  // "ranks 0, 1 vs ranks 2, 3"
     for (const Side& s : sides) {

@@ -46,11 +46,16 @@ std::string render_analysis(const FailureAnalysis& a) {
   if (!a.headline.empty()) out += a.headline + "\n";
   if (a.deadlock || a.blocked_total > 0) {
     out += "\nblocked operations:\n";
-    for (const ReportedOperation& op : a.blocked) {
-      out += fmt::format("  rank {}: {}\n", op.rank, op.describe());
+    std::size_t listed = 0;
+    for (const BlockedCalls& calls : a.blocked_calls) {
+      const std::string count =
+          calls.ranks.size() > 1 ? fmt::format(" ({} ranks)", calls.ranks.size()) : "";
+      out += fmt::format("  {}{}: {}\n", detail::ranks_text(calls.ranks), count,
+                         calls.operation.describe());
+      listed += calls.ranks.size();
     }
-    if (a.blocked_total > a.blocked.size()) {
-      out += fmt::format("  ... and {} more\n", a.blocked_total - a.blocked.size());
+    if (a.blocked_total > listed) {
+      out += fmt::format("  ... and {} more\n", plural(a.blocked_total - listed, "rank"));
     }
   }
   if (a.deadlock) {

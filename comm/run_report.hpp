@@ -61,6 +61,13 @@ struct ReportedOperation {
   std::string describe() const;
 };
 
+/// Blocked operations that differ only in their rank (the same call, group and call site): one
+/// line of the report, "ranks 0-510 (511 ranks): barrier #0 in world: barrier(), op #0 at ...".
+struct BlockedCalls {
+  std::vector<int> ranks;       ///< ascending
+  ReportedOperation operation;  ///< the lowest rank's
+};
+
 /// What a culprit blames (docs/debugging.md, "Each kind of culprit"). Reports and JSON
 /// print the names of one table (to_string): `send-cycle` for send_cycle.
 enum class CulpritKind : std::uint8_t {
@@ -118,6 +125,9 @@ struct FailureAnalysis {
   bool deadlock = false;  ///< ranks ended blocked: the cycles and culprits sections too
   std::vector<ReportedOperation> blocked;  ///< by rank: the blocked ranks' operations, listed
   std::size_t blocked_total = 0;           ///< blocked ranks, listed or not
+  /// Every blocked rank's operation, identical ones on one line, by lowest rank (the first
+  /// kMaxListed lines): what the text lists.
+  std::vector<BlockedCalls> blocked_calls;
   std::vector<std::vector<int>> cycles;    ///< closed: {0, 1, 0} is 0 -> 1 -> 0
   std::vector<std::string> culprits;       ///< the culprits section, one finding a line
   std::vector<RankEvents> last_events;     ///< by rank

@@ -417,9 +417,12 @@ void Fabric::declare_watchdog(int rank) {
   const detail::WaitGraph graph = diagnosis::build_wait_graph(snap);
   wait_graph_ = diagnosis::draw_wait_graph(snap, graph);
   const diagnosis::PendingOp& waiting = *snap.waiting_on(rank);
-  std::string summary = fmt::format("watchdog: rank {} waited more than {} ms in {}", rank,
-                                    options_.timeout.count(), diagnosis::describe_pending(waiting));
-  culprit_ = diagnosis::naming({CulpritKind::watchdog, summary, {rank}}, {&waiting});
+  const std::string waited = fmt::format("rank {} waited more than {} ms in {}", rank,
+                                         options_.timeout.count(),
+                                         diagnosis::describe_pending(waiting));
+  std::string summary = "watchdog: " + waited;
+  // The culprit line says "watchdog" once, in its kind: "culprit (watchdog): rank 1 waited".
+  culprit_ = diagnosis::naming({CulpritKind::watchdog, waited, {rank}}, {&waiting});
   FailureAnalysis analysis = deadlock_analysis(snap, graph, rank);
   auto cause = std::make_exception_ptr(TimeoutError(summary));
   abort(RunStatus::deadlock, rank, cause, std::move(summary), std::move(analysis));

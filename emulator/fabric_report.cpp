@@ -73,6 +73,7 @@ FailureAnalysis Fabric::failure_analysis(int root_rank) const {
   } catch (const std::bad_alloc&) {  // out of memory: the report goes without the list
     out.blocked.clear();
     out.blocked_total = 0;
+    out.blocked_calls.clear();
   }
   out.last_events.push_back(recent_events(root_rank));
   return out;

@@ -12,6 +12,7 @@
 #include "comm/mismatch_table.hpp"
 #include "collectives/mpi/mpi_errors.hpp"
 #include "comm/group.hpp"
+#include "traces/event_text.hpp"
 
 namespace ranklab::mpi_detail {
 namespace {
@@ -105,10 +106,12 @@ void exchange_fingerprints(Runtime& runtime, const GroupState& group,
   WireFingerprint mine = to_wire(fingerprint);
   mine.rank_seq = rank_seq;
   std::vector<WireFingerprint> all(group.ranks.size());
-  const auto what = [&] {
-    return fmt::format("rank {}: --check-collectives exchange of {} collective #{}",
-                       runtime.world_rank(), group.name, sequence);
+  // The call being checked, with its site: what a timeout names.
+  const auto call = [&] {
+    return fmt::format("the --check-collectives exchange of {} collective #{}, op #{}{}",
+                       group.name, sequence, rank_seq, describe_site(to_call_site(site)));
   };
+  const auto what = [&] { return fmt::format("rank {}: {}", runtime.world_rank(), call()); };
   MPI_Request request = MPI_REQUEST_NULL;
   check(MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE,
                        group.internal, &request),
@@ -120,7 +123,7 @@ void exchange_fingerprints(Runtime& runtime, const GroupState& group,
         code = MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
         return code != MPI_SUCCESS || flag != 0;
       },
-      what, timeout);
+      call, timeout);
   check(code, what);
   std::vector<std::optional<Posted>> rows(all.size());
   bool agree = true;

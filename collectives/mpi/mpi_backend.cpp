@@ -12,6 +12,7 @@
 #include "collectives/mpi/mpi_session.hpp"
 #include "collectives/tags.hpp"
 #include "comm/errors.hpp"
+#include "traces/event_text.hpp"
 #include "traces/hash.hpp"
 
 namespace ranklab {
@@ -38,7 +39,7 @@ class MpiBackend final : public Backend {
   Work isend(ConstBuffer data, int dst, int tag) override {
     mpi_detail::MessageInfo info{.receive = false, .dtype = data.dtype, .count = data.count,
                                  .peer = dst, .tag = tag, .group = group_.get(),
-                                 .timeout = options_.timeout};
+                                 .timeout = options_.timeout, .site = call_site_};
     mpi_detail::WireHeader header{.dtype = static_cast<std::uint8_t>(data.dtype),
                                   .count = data.count};
     if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
@@ -58,13 +59,13 @@ class MpiBackend final : public Backend {
     const auto post = data.bytes() > options_.eager_bytes ? MPI_Issend : MPI_Isend;
     const int code =
         post(wire.address(), wire.count(), wire.type(), dst, tag, comm_of(tag), work->request());
-    return finish_post(code, info, std::move(work));
+    return finish_post(code, std::move(work));
   }
 
   Work irecv(MutableBuffer data, int src, int tag) override {
     mpi_detail::MessageInfo info{.receive = true, .dtype = data.dtype, .count = data.count,
                                  .peer = src, .tag = tag, .group = group_.get(),
-                                 .timeout = options_.timeout};
+                                 .timeout = options_.timeout, .site = call_site_};
     if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
       info.op = recorder->post(point_to_point_event(OpKind::recv, src, tag, data.dtype, data.count));
       info.recorded = true;
@@ -78,7 +79,7 @@ class MpiBackend final : public Backend {
     mpi_detail::WireBuffer& wire = work->wire();
     const int code = MPI_Irecv(wire.address(), wire.count(), wire.type(), source, mpi_tag,
                                comm_of(tag), work->request());
-    return finish_post(code, info, std::move(work));
+    return finish_post(code, std::move(work));
   }
 
   Work native_collective(const CollectiveArgs& args) override {
@@ -136,7 +137,9 @@ class MpiBackend final : public Backend {
                                                       std::int64_t& rank_seq) {
     const CollectiveSignature signature = make_signature(args, size(), rank());
     const bool library = options_.library_collectives;
-    begin_collective({.signature = signature, .algorithm = library ? "mpi" : "direct"});
+    const std::uint64_t sequence =
+        begin_collective({.signature = signature, .algorithm = library ? "mpi" : "direct"});
+    std::uint64_t operation = 0;
     if (mpi_detail::Recorder* recorder = runtime_.recorder()) {
       TraceEvent event;
       event.op = args.op;
@@ -150,11 +153,18 @@ class MpiBackend final : public Backend {
       event.site = to_call_site(call_site_);
       event.has_hash = args.op != OpKind::barrier;
       event.hash = event.has_hash ? payload_hash(args.input.as_bytes()) : 0;
-      rank_seq = static_cast<std::int64_t>(recorder->post(std::move(event)));
+      operation = recorder->post(std::move(event));
+      rank_seq = static_cast<std::int64_t>(operation);
     } else {
-      runtime_.count_operation();
+      operation = runtime_.count_operation();
     }
-    return mpi_detail::make_plan(*group_, args, signature, library);
+    auto plan = mpi_detail::make_plan(*group_, args, signature, library);
+    // What a timeout or a failed stage names: the call as the emulator names it, with the
+    // program's call site.
+    plan->what = fmt::format("{} #{} in {}: {}, op #{}{}", to_string(args.op), sequence,
+                             group_->name, describe(signature), operation,
+                             describe_site(to_call_site(call_site_)));
+    return plan;
   }
 
   // A point-to-point event as posted: a receive from any rank names no peer yet.
@@ -175,13 +185,8 @@ class MpiBackend final : public Backend {
     return tag >= kFirstReservedTag ? group_->internal : group_->user;
   }
 
-  Work finish_post(int code, const mpi_detail::MessageInfo& info,
-                   std::unique_ptr<mpi_detail::MessageWork> work) {
-    if (code != MPI_SUCCESS) {
-      mpi_detail::throw_mpi_error(
-          code, fmt::format("rank {}: {} rank {} tag {} in {}", runtime_.world_rank(),
-                            info.receive ? "recv from" : "send to", info.peer, info.tag, name()));
-    }
+  Work finish_post(int code, std::unique_ptr<mpi_detail::MessageWork> work) {
+    if (code != MPI_SUCCESS) mpi_detail::throw_mpi_error(code, work->describe());
     return Work(std::move(work));
   }
 

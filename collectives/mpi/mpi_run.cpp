@@ -103,11 +103,14 @@ RunReport make_report(const std::vector<std::string>& endings) {
     report.summary = fmt::format("ok: {} finished", plural(endings.size(), "rank"));
     return report;
   }
+  // Each ending names its rank, its call and the call's site ("rank 3 waited more than
+  // 1000 ms in send to rank 1 ..."), as the emulator's watchdog does; the culprit line says
+  // "watchdog" once, in its kind.
   report.summary = fmt::format("watchdog: {}", first);
-  report.culprit = {CulpritKind::watchdog, report.summary, {report.root_cause_rank}};
+  report.culprit = {CulpritKind::watchdog, first, {report.root_cause_rank}};
   std::string& endings_text = report.analysis.preamble;
-  for (std::size_t r = 0; r < endings.size(); ++r) {
-    if (!endings[r].empty()) endings_text += fmt::format("rank {}: {}\n", r, without_rank_prefix(static_cast<int>(r), endings[r]));
+  for (const std::string& ending : endings) {
+    if (!ending.empty()) endings_text += ending + "\n";
   }
   endings_text +=
       "replay the trace on the emulator (ranklab replay TRACE) for the wait-for cycle and "

@@ -8,14 +8,19 @@
 #include "collectives/mpi/detail/mpi_call.hpp"
 #include "comm/errors.hpp"
 #include "comm/message_mismatch.hpp"
+#include "traces/event_text.hpp"
 #include "traces/hash.hpp"
 
 namespace ranklab::mpi_detail {
 namespace {
 
-std::string peer_text(int peer) { return peer == kAnySource ? "any rank" : fmt::format("rank {}", peer); }
+// The peer as every report names it: its global rank.
+std::string peer_text(const GroupState& group, int peer) {
+  if (peer == kAnySource) return "any source";
+  return fmt::format("rank {}", group.ranks[static_cast<std::size_t>(peer)]);
+}
 std::string tag_text(int tag) {
-  if (tag == kAnyTag) return "any tag";
+  if (tag == kAnyTag) return "tag any";
   if (tag >= kFirstReservedTag) return fmt::format("tag {:#x}", tag);
   return fmt::format("tag {}", tag);
 }
@@ -33,10 +38,15 @@ bool poll_for(Runtime& runtime, std::chrono::milliseconds timeout, Test test) {
 
 }  // namespace
 
+std::string MessageWork::call() const {
+  return fmt::format("{} {} {} in {} ({} x {}), op #{}{}", info_.receive ? "recv from" : "send to",
+                     peer_text(*info_.group, info_.peer), tag_text(info_.tag), info_.group->name,
+                     info_.count, to_string(info_.dtype), info_.op,
+                     describe_site(to_call_site(info_.site)));
+}
+
 std::string MessageWork::describe() const {
-  return fmt::format("rank {}: {} {} {} in {} ({} x {})", runtime_.world_rank(),
-                     info_.receive ? "recv from" : "send to", peer_text(info_.peer),
-                     tag_text(info_.tag), info_.group->name, info_.count, to_string(info_.dtype));
+  return fmt::format("rank {}: {}", runtime_.world_rank(), call());
 }
 
 std::string MessageWork::check_match(const WireHeader& sent, const MPI_Status& status) const {
@@ -104,7 +114,7 @@ void MessageWork::close() {
 void MessageWork::wait() {
   if (done_) return close();
   try {
-    runtime_.wait_until([&] { return poll(); }, [&] { return describe(); }, info_.timeout);
+    runtime_.wait_until([&] { return poll(); }, [&] { return call(); }, info_.timeout);
   } catch (const TimeoutError&) {
     if (info_.recorded) runtime_.recorder()->mark_blocked(info_.op);
     throw;
@@ -154,7 +164,7 @@ void CollectiveWork::wait() {
   try {
     runtime_.wait_until(
         [&] { return finished(); },
-        [&] { return fmt::format("rank {}: {}", runtime_.world_rank(), staged_->what()); },
+        [&] { return staged_->what(); },
         timeout_);
   } catch (const TimeoutError&) {
     if (rank_seq_ >= 0) runtime_.recorder()->mark_blocked(static_cast<std::uint64_t>(rank_seq_));

@@ -277,9 +277,8 @@ bool Runtime::pause_timed_out(std::chrono::steady_clock::time_point start,
   return timeout.count() > 0 && std::chrono::steady_clock::now() - start > timeout;
 }
 
-void Runtime::throw_timeout(const std::string& what, std::chrono::milliseconds timeout) {
-  throw TimeoutError(
-      fmt::format("{} waited longer than the timeout ({} ms)", what, timeout.count()));
+void Runtime::throw_timeout(int rank, const std::string& what, std::chrono::milliseconds timeout) {
+  throw TimeoutError(fmt::format("rank {} waited more than {} ms in {}", rank, timeout.count(), what));
 }
 
 }  // namespace ranklab::mpi_detail

@@ -12,10 +12,6 @@
 namespace ranklab::diagnosis {
 namespace {
 
-std::string join_ranks(const std::vector<int>& ranks) {
-  return detail::join_ranks(ranks, {.max_listed = kMaxListed});
-}
-
 // "rank 3 finished (returned) while ranks 0, 1 wait for it", for each such rank.
 void ended_while_waited_for(const FabricSnapshot& snapshot, const detail::WaitGraph& graph,
                             std::vector<std::string>& out) {
@@ -28,32 +24,44 @@ void ended_while_waited_for(const FabricSnapshot& snapshot, const detail::WaitGr
     if (state != RankState::finished && state != RankState::failed) continue;
     std::sort(waiters.begin(), waiters.end());
     waiters.erase(std::unique(waiters.begin(), waiters.end()), waiters.end());
-    out.push_back(fmt::format("rank {} {} while rank{} {} wait{} for it", target,
+    out.push_back(fmt::format("rank {} {} while {} wait{} for it", target,
                               state == RankState::finished ? "finished (returned)" : "failed",
-                              waiters.size() == 1 ? "" : "s", join_ranks(waiters),
-                              waiters.size() == 1 ? "s" : ""));
+                              detail::ranks_text(waiters), waiters.size() == 1 ? "s" : ""));
   }
 }
 
-// "rank 2 never joined barrier #0 of world (it finished)", for each member missing from a
-// collective others are blocked in.
+// "rank 2 never joined barrier #0 of world (it finished)" for the members missing from a
+// collective others are blocked in; those that are where the others are share a line:
+// "ranks 256-511 never joined barrier #0 of world (they finished)".
 void never_joined(const FabricSnapshot& snapshot, std::vector<std::string>& out) {
   std::set<std::pair<std::uint32_t, std::int64_t>> seen;
   for (int r = 0; r < snapshot.world_size(); ++r) {
     const PendingOp* op = snapshot.blocked_in(r);
     if (op == nullptr || is_point_to_point(op->kind)) continue;
     if (!seen.emplace(op->group->id(), op->coll_seq).second) continue;
+    // Where each absent member is, and who is there, in order of the lowest such rank.
+    std::vector<std::pair<std::string, std::vector<int>>> by_where;
     for (const int i : snapshot.calls[static_cast<std::size_t>(op->call)].absent) {
       const int g = op->group->global_rank(i);
       const RankState state = snapshot.state(g);
       const PendingOp* blocked = snapshot.waiting_on(g);
-      const std::string where = state == RankState::finished ? "it finished"
-                                : state == RankState::failed ? "it failed"
-                                : blocked != nullptr
-                                    ? "it is blocked in " + describe_pending(*blocked)
-                                    : "it is running";
-      out.push_back(fmt::format("rank {} never joined {} #{} of {} ({})", g, to_string(op->kind),
-                                op->coll_seq, op->group->name(), where));
+      const std::string where = state == RankState::finished ? "finished"
+                                : state == RankState::failed ? "failed"
+                                : blocked != nullptr ? "blocked in " + describe_pending(*blocked)
+                                                     : "running";
+      auto it = std::find_if(by_where.begin(), by_where.end(),
+                             [&](const auto& w) { return w.first == where; });
+      if (it == by_where.end()) it = by_where.insert(by_where.end(), {where, {}});
+      it->second.push_back(g);
+    }
+    for (auto& [where, ranks] : by_where) {
+      std::sort(ranks.begin(), ranks.end());
+      const bool one = ranks.size() == 1;
+      const bool verb = where.starts_with("blocked") || where == "running";
+      out.push_back(fmt::format("{} never joined {} #{} of {} ({}{}{})", detail::ranks_text(ranks),
+                                to_string(op->kind), op->coll_seq, op->group->name(),
+                                one ? "it " : "they ", verb ? (one ? "is " : "are ") : "",
+                                where));
     }
   }
 }
@@ -69,10 +77,20 @@ std::string deadlock_summary(const FabricSnapshot& snapshot, const detail::WaitG
 }
 
 void list_blocked(const FabricSnapshot& snapshot, FailureAnalysis& analysis) {
+  // Lines by their text (the call and its site, which name everything but the rank).
+  std::map<std::string, std::size_t> line_of;
   for (int r = 0; r < snapshot.world_size(); ++r) {
     const PendingOp* op = snapshot.blocked_in(r);
     if (op == nullptr) continue;
-    if (++analysis.blocked_total <= kMaxListed) analysis.blocked.push_back(report_operation(*op));
+    ReportedOperation reported = report_operation(*op);
+    const auto [it, added] = line_of.emplace(reported.describe(), analysis.blocked_calls.size());
+    if (added && analysis.blocked_calls.size() < kMaxListed) {
+      analysis.blocked_calls.push_back({{}, reported});
+    }
+    if (it->second < analysis.blocked_calls.size()) {
+      analysis.blocked_calls[it->second].ranks.push_back(r);
+    }
+    if (++analysis.blocked_total <= kMaxListed) analysis.blocked.push_back(std::move(reported));
   }
 }
 

@@ -24,7 +24,7 @@ std::optional<Whereabouts> whereabouts_of(const FabricSnapshot& snapshot, int ra
   if (op == nullptr) return std::nullopt;
   if (!is_point_to_point(op->kind)) {
     return Whereabouts{op->group, static_cast<std::uint64_t>(op->coll_seq),
-                       describe(op->signature) + " via direct"};
+                       describe(op->signature)};
   }
   const auto& inside = snapshot.ranks[static_cast<std::size_t>(rank)].inside;
   if (!inside || inside->group != op->group) return std::nullopt;

@@ -71,6 +71,19 @@ void expect_header(const Both& b, const std::string& command, const std::string&
   }
 }
 
+// The ranks a text line lists: "rank 3" or "ranks 0-2, 5 (4 ranks)" (comm/rank_list.hpp).
+std::set<int> listed_ranks(const std::string& line) {
+  std::set<int> out;
+  static const std::regex entry(R"((\d+)(?:-(\d+))?)");
+  const std::string list = line.substr(0, line.find_first_of(":("));
+  for (std::sregex_iterator it(list.begin(), list.end(), entry), end; it != end; ++it) {
+    const int first = std::stoi((*it)[1]);
+    const int last = (*it)[2].matched ? std::stoi((*it)[2]) : first;
+    for (int r = first; r <= last; ++r) out.insert(r);
+  }
+  return out;
+}
+
 // A run's report (docs/json.md, "A run's report") against the text that prints it.
 void expect_run_report_matches(const Json& j, const std::string& text) {
   const bool ok = j["run_status"] == "ok";
@@ -88,9 +101,14 @@ void expect_run_report_matches(const Json& j, const std::string& text) {
     }
   }
   for (const Json& op : j["blocked"]) {
-    const std::string line = "  rank " + std::to_string(op["rank"].get<int>()) + ": " +
-                             op["text"].get<std::string>() + "\n";
-    EXPECT_NE(text.find(line), std::string::npos) << line << "in\n" << text;
+    // The text lists identical operations once, with their ranks: the line of this one
+    // names its rank.
+    const std::string call = ": " + op["text"].get<std::string>() + "\n";
+    const std::size_t at = text.find(call);
+    ASSERT_NE(at, std::string::npos) << call << "in\n" << text;
+    const std::size_t start = text.find_first_not_of(' ', text.rfind('\n', at) + 1);
+    EXPECT_EQ(listed_ranks(text.substr(start, at - start)).count(op["rank"].get<int>()), 1u)
+        << op.dump() << "\nin\n" << text;
     if (!op["site"].is_null()) {
       EXPECT_NE(op["text"].get<std::string>().find(op["site"]["file"].get<std::string>()),
                 std::string::npos);

@@ -72,7 +72,7 @@ TEST_P(MismatchBlameTest, TheRankWithTheExtraCallIsBlamed) {
             "collective mismatch in world collective #1: the members' calls differ (rank 0 is "
             "the odd one: 1 rank vs 3)");
   EXPECT_TRUE(contains(report.culprit.text, "rank 0 called all_reduce(sum, f32, count=1)"));
-  EXPECT_TRUE(contains(report.culprit.text, "where ranks 1, 2, 3 called all_reduce(sum, f32, count=8)"));
+  EXPECT_TRUE(contains(report.culprit.text, "where ranks 1-3 called all_reduce(sum, f32, count=8)"));
   EXPECT_TRUE(report.culprit.text.ends_with("(world collective #1): rank 0 is the odd one: 1 rank vs 3"))
       << report.culprit.text;
   const std::string& d = report.details;
@@ -171,15 +171,15 @@ TEST(JudgeMismatchTest, SeveralOddCallsAgainstThePlurality) {
             "collective mismatch in dp collective #5: the members' calls differ (ranks 6, 10 are "
             "the odd ones: 1 + 1 ranks vs 2)");
   EXPECT_EQ(v.sentence,
-            "rank 6 called all_reduce(sum, f32, count=2) via direct; rank 10 called "
-            "all_reduce(sum, f32, count=3) via direct where ranks 4, 8 called all_reduce(sum, "
-            "f32, count=8) via direct (dp collective #5): ranks 6, 10 are the odd ones: 1 + 1 "
+            "rank 6 called all_reduce(sum, f32, count=2); rank 10 called "
+            "all_reduce(sum, f32, count=3) where ranks 4, 8 called all_reduce(sum, "
+            "f32, count=8) (dp collective #5): ranks 6, 10 are the odd ones: 1 + 1 "
             "ranks vs 2");
   EXPECT_EQ(std::count(v.table.begin(), v.table.end(), '<'), 2) << v.table;
 }
 
-//! A large group: the lines name 16 ranks and count the rest, so they stay lines.
-TEST(JudgeMismatchTest, LongRankListsAreCut) {
+//! A large group: consecutive ranks read as ranges, so the lines stay lines.
+TEST(JudgeMismatchTest, LongRankListsAreRanges) {
   std::vector<int> ranks(40);
   for (int i = 0; i < 40; ++i) ranks[static_cast<std::size_t>(i)] = i;
   const Group group(0, "world", ranks);
@@ -188,10 +188,24 @@ TEST(JudgeMismatchTest, LongRankListsAreCut) {
   calls[39].reset();  // never came
   const detail::MismatchVerdict v = detail::judge_mismatch(group, 0, calls);
   EXPECT_EQ(v.verdict, "rank 7 is the odd one: 1 rank vs 38");
-  EXPECT_TRUE(contains(v.sentence, "where ranks 0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, "
-                                   "15, 16 and 22 more called"));
+  EXPECT_TRUE(contains(v.sentence, "where ranks 0-6, 8-38 called")) << v.sentence;
   EXPECT_TRUE(v.table.ends_with("\nmissing participant: rank 39 never called world collective #0"))
       << v.table;
+}
+
+//! Ranks that make no ranges (every fourth) are cut after 32 and counted; the blamed ranks
+//! (what --json lists) stay whole.
+TEST(JudgeMismatchTest, ListsWithoutRangesAreCutButBlameStaysWhole) {
+  std::vector<int> ranks(200);
+  for (int i = 0; i < 200; ++i) ranks[static_cast<std::size_t>(i)] = 2 * i;
+  const Group group(0, "dp", ranks);
+  std::vector<std::optional<detail::MemberCall>> calls;
+  for (int i = 0; i < 200; ++i) calls.push_back(all_reduce_of(i % 2 == 0 ? 8 : 1));
+  const detail::MismatchVerdict v = detail::judge_mismatch(group, 0, calls);
+  EXPECT_TRUE(v.verdict.starts_with("no call has a plurality: ranks 0, 4, 8, ")) << v.verdict;
+  EXPECT_TRUE(contains(v.verdict, ", 124 and 68 more vs ranks 2, 6, ")) << v.verdict;
+  EXPECT_TRUE(v.verdict.ends_with(", 126 and 68 more")) << v.verdict;
+  EXPECT_EQ(v.blamed.size(), 200u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -25,15 +25,10 @@ ClusterOptions exact_options(const ClusterParam& p) {
   return o;
 }
 
-// `0, 1, 2` as reports list ranks (at most 32, then "and N more").
-std::string rank_list(int first, int last) {
-  std::string out;
-  int listed = 0;
-  for (int r = first; r <= last && listed < 32; ++r, ++listed) {
-    out += (listed ? ", " : "") + std::to_string(r);
-  }
-  if (last - first + 1 > 32) out += fmt::format(" and {} more", last - first + 1 - 32);
-  return out;
+// Ranks first..last as reports list them: "0, 1" for two, a range "0-62" from three on.
+std::string rank_range(int first, int last) {
+  if (last - first >= 2) return fmt::format("{}-{}", first, last);
+  return last == first ? std::to_string(first) : fmt::format("{}, {}", first, last);
 }
 
 class DeadlockTest : public ::testing::TestWithParam<ClusterParam> {};
@@ -107,12 +102,25 @@ TEST_P(DeadlockTest, MissingBarrierNamesTheFinishedRank) {
   EXPECT_EQ(exit_code(report.status), 3);
   EXPECT_TRUE(contains(report.summary, fmt::format("deadlock: {} rank{} blocked, none can proceed",
                                                    n - 1, n == 2 ? "" : "s")));
-  const std::string waiters = n == 2 ? "rank 0 waits" : "ranks " + rank_list(0, n - 2) + " wait";
+  const std::string waiters = n == 2 ? "rank 0 waits" : "ranks " + rank_range(0, n - 2) + " wait";
   EXPECT_TRUE(contains(report.details,
                        fmt::format("rank {} finished (returned) while {} for it", last, waiters)));
   EXPECT_TRUE(contains(
       report.details, fmt::format("rank {} never joined barrier #0 of world (it finished)", last)));
-  EXPECT_TRUE(contains(report.details, "rank 0: barrier #0 in world: barrier(), op #0"));
+  // The culprit line names the waiters as the culprits section does: one range, at any size.
+  const std::string and_waiters = n == 3 ? "ranks 0 and 1 wait" : waiters;
+  EXPECT_TRUE(contains(report.culprit.text,
+                       fmt::format("rank {} returned while {} for it", last, and_waiters)))
+      << report.culprit.text;
+  // Every blocked rank made the same call: one line, the ranks as a range, and their count.
+  const std::string blocked =
+      n == 2 ? "\n  rank 0: barrier #0 in world: barrier(), op #0 at "
+             : fmt::format("\n  ranks {} ({} ranks): barrier #0 in world: barrier(), op #0 at ",
+                           rank_range(0, n - 2), n - 1);
+  EXPECT_TRUE(contains(report.details, blocked)) << report.details;
+  EXPECT_FALSE(contains(report.details, "more")) << report.details;
+  // The count stays exact (--json gives it beside the first operations).
+  EXPECT_EQ(report.analysis.blocked_total, static_cast<std::size_t>(n - 1));
   EXPECT_TRUE(contains(report.details, "(none: the ranks wait for ranks that can no longer act)"));
   for (int r = 0; r < last; ++r) {
     EXPECT_EQ(errors.kind(r), "DeadlockError") << "rank " << r;
@@ -305,7 +313,7 @@ TEST_P(DeadlockReportTest, MissingBarrierInFourRanks) {
   });
   ASSERT_EQ(report.status, RunStatus::deadlock) << report.summary;
   EXPECT_TRUE(
-      contains(report.details, "rank 3 finished (returned) while ranks 0, 1, 2 wait for it"));
+      contains(report.details, "rank 3 finished (returned) while ranks 0-2 wait for it"));
   EXPECT_TRUE(contains(report.details, "rank 3 never joined barrier #0 of world (it finished)"));
   EXPECT_EQ(report.summary, "deadlock: 3 ranks blocked, none can proceed");
 }

@@ -89,7 +89,7 @@ std::vector<Case> cases() {
        },
        CulpritKind::p2p_cycle,
        {0, 1, 2},
-       "ranks 0, 1 and 2 wait for each other in sends and receives (cycle 0 -> 1 -> 2 -> 0)"},
+       "ranks 0-2 wait for each other in sends and receives (cycle 0 -> 1 -> 2 -> 0)"},
       {"collective_vs_p2p",
        [](Communicator& w) {
          if (w.rank() == 0) {

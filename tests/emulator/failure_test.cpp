@@ -394,6 +394,9 @@ TEST_P(WatchdogTest, TimeoutEndsAPollingLivelock) {
   EXPECT_FALSE(errors.kind(0).empty()) << "the poller is unwound too";
   EXPECT_TRUE(contains(errors.message(0), "rank 0: watchdog: rank 1 waited more than 200 ms"));
   EXPECT_THROW_MSG(report.rethrow_if_failed(), TimeoutError, "watchdog: rank 1");
+  // The culprit line says "watchdog" once, in its kind, as the MPI backend's does.
+  EXPECT_EQ(culprit_line(report.culprit),
+            "culprit (watchdog): " + report.summary.substr(std::string("watchdog: ").size()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, WatchdogTest, ::testing::ValuesIn(cluster_params({2, 3})),

@@ -85,13 +85,20 @@ for scenario in send-send:2 missing-barrier:4 tag-mismatch:4 pp-both-send:4 oppo
   np=${scenario##*:}
   mpi "$np" --scenario "$name" --timeout-ms 1000 --trace "$name.jsonl"
   expect_code 3 "$name"
-  expect_line "culprit (watchdog)" "$name"
+  expect_line "culprit (watchdog): rank " "$name"
+  ! grep -qF "culprit (watchdog): watchdog:" <<<"$out" || fail "$name: the culprit line says watchdog twice"
   want=$("$ranklab" run --scenario "$name" --trace "emu-$name.jsonl" | grep "^culprit (")
   got=$("$ranklab" replay "$name.jsonl" | grep "^culprit (")
   [ -n "$want" ] && [ "$got" = "$want" ] || fail "$name replay: '$got', expected '$want'"
   "$ranklab" diff "emu-$name.jsonl" "$name.jsonl" | grep -q "^identical" ||
     fail "$name: the MPI trace differs from the emulator's"
 done
+
+# The watchdog's lines name global ranks and call sites, as the emulator's reports do (the
+# peer of rank 1's send in pp[1,3] is global rank 3, its group rank 1).
+mpi 4 --scenario pp-both-send --timeout-ms 1000 --no-trace
+expect_line "rank 1 waited more than 1000 ms in send to rank 3 tag 0 in pp[1,3] (16 x f32), op #3 at cli/scenarios/pipeline.cpp:" "pp-both-send watchdog"
+expect_line "rank 3 waited more than 1000 ms in send to rank 1 tag 1 in pp[1,3] (16 x f32), op #3 at cli/scenarios/pipeline.cpp:" "pp-both-send watchdog"
 
 # A mismatch that --check-collectives catches before anything hangs: exit 4, one table.
 mpi 4 --scenario collective-mismatch --check-collectives

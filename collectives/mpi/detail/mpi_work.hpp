@@ -10,6 +10,7 @@
 
 #include "collectives/mpi/detail/runtime.hpp"
 #include "collectives/mpi/detail/wire_message.hpp"
+#include "comm/call_site.hpp"
 #include "collectives/work.hpp"
 
 namespace ranklab::mpi_detail {
@@ -25,6 +26,7 @@ struct MessageInfo {
   std::chrono::milliseconds timeout{0};  ///< wait() throws TimeoutError after it (0: never)
   std::uint64_t op = 0;    ///< this process's operation number (rank_seq)
   bool recorded = false;   ///< the recorder holds its event (op)
+  SourceSite site;         ///< where the program made the call
 };
 
 /// An isend or irecv. Destroying an unfinished one waits for a send (MPI reads the caller's
@@ -48,12 +50,17 @@ class MessageWork final : public detail::WorkImpl {
   bool test() override;
   RecvStatus status() const override { return status_; }
 
+  /// "send to rank 3 tag 0 in pp[1,3] (16 x f32), op #2 at FILE:LINE (FUNCTION)": as the
+  /// emulator names an operation, the peer as a global rank.
+  std::string call() const;
+  /// "rank 1: " and call(), for errors.
+  std::string describe() const;
+
  private:
   /// One MPI_Test; true once complete (throws what the operation failed with).
   bool poll();
   void complete(int code, const MPI_Status& status);
   void complete_recv(int code, const MPI_Status& status);
-  std::string describe() const;
   /// The emulator's line for a received message that does not fit this receive, or empty.
   std::string check_match(const WireHeader& sent, const MPI_Status& status) const;
 

@@ -147,7 +147,8 @@ class Runtime {
   bool idle() const { return staged_.empty(); }
 
   /// Polls `done` (which must call an MPI test) until it is true, running progress()
-  /// between polls. Throws TimeoutError naming `what()` after `timeout` (0: never).
+  /// between polls. Throws TimeoutError naming this rank and `what()` (the call, without
+  /// the rank) after `timeout` (0: never).
   ///
   /// How a wait spends the CPU: it spins kSpinPolls polls first (a message between
   /// processes on one node takes microseconds), then naps kNap between polls. Ranks often
@@ -162,7 +163,9 @@ class Runtime {
     const auto start = std::chrono::steady_clock::now();
     for (unsigned polls = 1; !done(); ++polls) {
       progress();
-      if (polls >= kSpinPolls && pause_timed_out(start, timeout)) throw_timeout(what(), timeout);
+      if (polls >= kSpinPolls && pause_timed_out(start, timeout)) {
+        throw_timeout(world_rank(), what(), timeout);
+      }
     }
   }
 
@@ -172,7 +175,8 @@ class Runtime {
   /// Gives the CPU away (a nap), then says whether the wait is over time.
   static bool pause_timed_out(std::chrono::steady_clock::time_point start,
                               std::chrono::milliseconds timeout);
-  [[noreturn]] static void throw_timeout(const std::string& what,
+  /// "rank 1 waited more than 1000 ms in WHAT", the emulator's watchdog's words.
+  [[noreturn]] static void throw_timeout(int rank, const std::string& what,
                                          std::chrono::milliseconds timeout);
 
   MPI_Comm groups_comm_ = MPI_COMM_NULL;  ///< where MPI_Comm_create_group runs
