@@ -158,6 +158,8 @@ class Emitter {
   std::vector<const Op*> emit_rank(TraceBuilder& b, int rank, const std::vector<Op>& ops,
                                    const std::vector<bool>& stuck) {
     std::vector<const Op*> emitted;
+    emitted.reserve(ops.size());
+    b.reserve(rank, ops.size());
     std::vector<bool> stopped(logs_.identities.size(), false);  // by communicator
     std::vector<std::uint64_t> posted;
     std::size_t i = 0;
