@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "traces/detail/nccl_log_import.hpp"
 #include "traces/detail/nccl_log_line.hpp"
@@ -158,6 +159,8 @@ class Emitter {
   std::vector<const Op*> emit_rank(TraceBuilder& b, int rank, const std::vector<Op>& ops,
                                    const std::vector<bool>& stuck) {
     std::vector<const Op*> emitted;
+    emitted.reserve(ops.size());
+    b.reserve(rank, ops.size());
     std::vector<bool> stopped(logs_.identities.size(), false);  // by communicator
     std::vector<std::uint64_t> posted;
     std::size_t i = 0;
@@ -195,15 +198,27 @@ class Emitter {
                          takes_root(op.kind) ? global(op.root) : kNoRank, op.reduce);
   }
 
-  void finish_event(TraceEvent& e, const Op& op, bool stuck) const {
-    CallSite site{logs_.files[op.file], static_cast<std::uint32_t>(op.line),
-                  std::string(nccl_function(op.kind)), {}};
+  /// Every operation is its own site (its log line): the sites live in blocks that their
+  /// events share, rather than in an allocation each.
+  CallSite& new_site() {
+    if (!sites_ || sites_->size() == kSitesPerBlock) {
+      sites_ = std::make_shared<std::vector<CallSite>>();
+      sites_->reserve(kSitesPerBlock);  // never reallocated: events point into it
+    }
+    return sites_->emplace_back();
+  }
+
+  void finish_event(TraceEvent& e, const Op& op, bool stuck) {
+    CallSite& site = new_site();
+    site.file = logs_.files[op.file];
+    site.line = static_cast<std::uint32_t>(op.line);
+    site.function = nccl_function(op.kind);
     const auto type = detail::nccl::element_type(op.nccl_datatype);
     if (type && (type->elements != 1 || type->dtype == DataType::u8)) {
       site.label = std::to_string(op.nccl_count);
       site.label.append(" x ").append(type->name);
     }
-    e.site = std::move(site);
+    e.site = SiteRef(std::shared_ptr<const CallSite>(sites_, &site));
     e.source = {op.file, op.line};
     if (!stuck) return;
     e.status = OpStatus::pending;
@@ -229,6 +244,8 @@ class Emitter {
   std::vector<std::uint32_t> group_;   ///< by communicator: its trace group
   std::vector<std::vector<int>> ranks_;  ///< by communicator used: its ranks' world ranks
   std::uint64_t left_out_ = 0;         ///< operations after one that never completed
+  static constexpr std::size_t kSitesPerBlock = 1024;
+  std::shared_ptr<std::vector<CallSite>> sites_;  ///< the block being filled
 };
 
 /// In a folder, every visible file is read as a log: NCCL_DEBUG_FILE names them freely, and

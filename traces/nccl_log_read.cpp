@@ -21,6 +21,10 @@ constexpr std::size_t kMaxCommunicators = 1 << 20;
 /// be reused after ncclCommDestroy; its next Init COMPLETE line takes it over).
 struct Process {
   std::unordered_map<std::uint64_t, std::uint32_t> comms;
+  /// The last address an operation line named, and its record: a process's operations
+  /// mostly run on one communicator, and this spares the map a lookup per line. 0: none.
+  std::uint64_t last_comm = 0;
+  std::uint32_t last_record = 0;
 };
 
 class Reader {
@@ -144,24 +148,35 @@ class Reader {
     }
     member = device;
     processes_[process].comms[init.comm] = static_cast<std::uint32_t>(logs_.records.size());
+    processes_[process].last_comm = 0;  // the address may now name this record
     logs_.records.push_back({index, init.rank, device});
   }
 
-  void operation(const OpLine& line_op, std::uint32_t process, std::uint32_t file, std::uint64_t line) {
-    const auto comm = processes_[process].comms.find(line_op.comm);
-    if (comm == processes_[process].comms.end()) {
+  /// The record the address `comm` names in `process` now.
+  std::uint32_t record_of(std::uint64_t comm, std::uint32_t process) {
+    Process& p = processes_[process];
+    if (comm == p.last_comm) return p.last_record;
+    const auto found = p.comms.find(comm);
+    if (found == p.comms.end()) {
       throw LineError(fmt::format("comm {:#x} has no Init COMPLETE line before it in process {} "
                                   "(log with NCCL_DEBUG_SUBSYS=INIT,COLL)",
-                                  line_op.comm, logs_.processes[process]));
+                                  comm, logs_.processes[process]));
     }
-    const CommRecord& record = logs_.records[comm->second];
+    p.last_comm = comm;
+    p.last_record = found->second;
+    return found->second;
+  }
+
+  void operation(const OpLine& line_op, std::uint32_t process, std::uint32_t file, std::uint64_t line) {
+    const std::uint32_t record_index = record_of(line_op.comm, process);
+    const CommRecord& record = logs_.records[record_index];
     Identity& id = logs_.identities[record.identity];
     if (line_op.nranks != id.nranks) {
       throw LineError(fmt::format("[nranks={}], but comm {:#x} has {} ranks", line_op.nranks,
                                   line_op.comm, id.nranks));
     }
     Op op;
-    op.record = comm->second;
+    op.record = record_index;
     const std::optional<OpKind> kind = op_kind(line_op.name);
     if (!kind) {
       throw LineError(fmt::format("NCCL operation '{}' cannot be replayed (ranklab replays the "

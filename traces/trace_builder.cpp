@@ -46,9 +46,10 @@ TraceEvent& TraceBuilder::post(int rank, OpKind op, std::uint32_t group, DataTyp
     throw UsageError(fmt::format("rank {}: group index {} but only {} groups", rank, group,
                                  header_.groups.size()));
   }
-  TraceEvent e;
+  // Built in place: an event is large, and importers post millions of them.
+  TraceEvent& e = program.events.emplace_back();
   e.rank = rank;
-  e.rank_seq = program.events.size();
+  e.rank_seq = program.events.size() - 1;
   e.op = op;
   e.group = group;
   e.dtype = dtype;
@@ -58,9 +59,8 @@ TraceEvent& TraceBuilder::post(int rank, OpKind op, std::uint32_t group, DataTyp
   e.compute = std::move(program.pending_compute);
   program.pending_compute = {};
   program.open.push_back(e.rank_seq);
-  program.events.push_back(std::move(e));
   ++operations_;
-  return program.events.back();
+  return e;
 }
 
 std::uint64_t TraceBuilder::isend(int rank, int dst, DataType dtype, std::uint64_t count, int tag,
@@ -103,6 +103,11 @@ bool TraceBuilder::wait(int rank, std::uint64_t rank_seq) {
 
 void TraceBuilder::wait_all(int rank) { ranks_.at(static_cast<std::size_t>(rank)).open.clear(); }
 
+void TraceBuilder::reserve(int rank, std::size_t operations) {
+  auto& events = ranks_.at(static_cast<std::size_t>(rank)).events;
+  events.reserve(events.size() + operations);
+}
+
 const std::vector<std::uint64_t>& TraceBuilder::open(int rank) const {
   return ranks_.at(static_cast<std::size_t>(rank)).open;
 }
@@ -118,7 +123,20 @@ struct Epochs {
   std::uint64_t done = 0;
 };
 
+/// Whether a receive of `trace` takes any source: only those need the epochs.
+bool has_any_source(const Trace& trace) {
+  for (const auto& events : trace.ranks) {
+    for (const TraceEvent& e : events) {
+      if (e.op == OpKind::recv && e.peer == kNoRank) return true;
+    }
+  }
+  return false;
+}
+
+/// Each event's epochs; none where no receive takes any source (choose_any_source alone
+/// reads them).
 std::vector<std::vector<Epochs>> world_epochs(const Trace& trace) {
+  if (!has_any_source(trace)) return {};
   std::vector<std::vector<Epochs>> out(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     const auto& events = trace.ranks[r];
@@ -165,6 +183,7 @@ class MessageMatcher {
         } else if (e.op == OpKind::recv) {
           receives_[r].push_back(ref);
         }
+        if (is_point_to_point(e.op)) messages_.push_back(ref);
       }
     }
   }
@@ -179,12 +198,8 @@ class MessageMatcher {
       }
     }
     std::vector<EventRef> unmatched;
-    for (std::size_t r = 0; r < trace_.ranks.size(); ++r) {
-      for (std::size_t i = 0; i < trace_.ranks[r].size(); ++i) {
-        if (is_point_to_point(trace_.ranks[r][i].op) && !matched_[r][i]) {
-          unmatched.push_back({static_cast<int>(r), i});
-        }
-      }
+    for (const EventRef& ref : messages_) {
+      if (!matched_[static_cast<std::size_t>(ref.rank)][ref.index]) unmatched.push_back(ref);
     }
     return unmatched;
   }
@@ -276,6 +291,9 @@ class MessageMatcher {
   // By (group, destination), then source.
   std::map<std::pair<std::uint32_t, int>, Senders> channels_;
   std::vector<std::vector<EventRef>> receives_;
+  /// Every send and receive, by rank then index: the events the unmatched are among (a
+  /// pass over them, not over every event of the trace).
+  std::vector<EventRef> messages_;
   const std::vector<std::vector<Epochs>> epochs_;
   std::vector<std::vector<bool>> matched_;
 };

@@ -83,6 +83,10 @@ class TraceBuilder {
     wait(rank, icollective(rank, op, dtype, count, group, root, reduce_op));
   }
 
+  /// Room for `operations` more events of `rank`, where an importer knows how many it will
+  /// post: a rank's events are large, and growing them by doubling copies each one.
+  void reserve(int rank, std::size_t operations);
+
   int world_size() const { return static_cast<int>(ranks_.size()); }
   std::uint64_t operations() const { return operations_; }
 

@@ -238,6 +238,19 @@ TEST(NcclImportTest, PeerAndRootWithoutALog) {
   EXPECT_EQ(root.ranks[0][0].root, 1);
 }
 
+//! An address a destroyed communicator held names the communicator initialized there next,
+//! from its Init COMPLETE line on (the reader remembers the last address an operation named).
+TEST(NcclImportTest, ReusedCommAddressNamesTheNewCommunicator) {
+  const Trace trace = import(init(0, 1, 0x10) + op("AllReduce", 0, 4, 7, 0, 0, 0x10, 1) +
+                             init(0, 1, 0x10, 0, 7, 0xdef) + op("AllReduce", 0, 4, 7, 0, 0, 0x10, 1) +
+                             op("AllReduce", 1, 4, 7, 0, 0, 0x10, 1));
+  ASSERT_EQ(trace.ranks[0].size(), 3u);
+  EXPECT_EQ(trace.ranks[0][0].group, 0u);
+  EXPECT_EQ(trace.ranks[0][1].group, 1u);
+  EXPECT_EQ(trace.ranks[0][2].group, 1u);
+  EXPECT_EQ(trace.header.groups.at(1).name, "commId:0xdef");
+}
+
 //! NCCL's 16-bit floats are ranklab's bf16 and f16, element for element; a type ranklab has
 //! no name for (uint32, fp8) travels as bytes and its site's label names NCCL's type.
 TEST(NcclImportTest, DatatypesMapToRanklabsOrTravelAsLabelledBytes) {
