@@ -63,6 +63,7 @@ Trace read_replay_input(const ReplayFlags& flags) {
 int replay_command(const ReplayFlags& flags) {
   const Trace trace = read_replay_input(flags);
   const std::optional<CostModel> cost = to_cost_model(flags.cost);
+  if (cost) check_slowed_ranks(*cost, trace.header.world_size);
   ReplayOptions options;
   options.cluster = to_cluster_options(flags.cluster, trace.header.world_size);
   // 0 stays 0: the replay then names its default limit as such.

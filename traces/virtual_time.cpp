@@ -177,12 +177,12 @@ class Simulation {
   }
 
   /// Runs `work`'s compute events one after the other; `spans` gets each one's interval.
-  void compute(RankState& state, const ComputeWork& work,
+  void compute(int rank, RankState& state, const ComputeWork& work,
                std::vector<std::pair<double, double>>& spans) {
     if (work.empty()) return;
     const double from = state.clock;
     for (const ComputeItem& item : work.as_items()) {
-      const double seconds = model_.event_seconds(item);
+      const double seconds = model_.event_seconds(item, rank);
       spans.emplace_back(state.clock, state.clock + seconds);
       state.clock += seconds;
     }
@@ -201,7 +201,7 @@ class Simulation {
         return std::binary_search(e.in_flight.begin(), e.in_flight.end(), events[index].rank_seq);
       };
       if (!close_open(state, rank, in_flight, never)) return;
-      compute(state, e.compute, times_.operations[static_cast<std::size_t>(rank)][state.next].compute);
+      compute(rank, state, e.compute, times_.operations[static_cast<std::size_t>(rank)][state.next].compute);
       state.open.push_back(state.next);
       post(rank, state.next++, state.clock);
     }
@@ -216,7 +216,7 @@ class Simulation {
             state, rank, [](std::size_t) { return false; }, blocked))
       return;
     if (!events.empty()) {
-      compute(state, events.back().compute_after,
+      compute(rank, state, events.back().compute_after,
               times_.operations[static_cast<std::size_t>(rank)].back().compute_after);
     }
     state.finished = true;
@@ -239,7 +239,9 @@ class Simulation {
       }
       rank.busy = covered;
       for (const TraceEvent& e : trace_.ranks[r]) {
-        rank.compute += model_.compute_seconds(e.compute) + model_.compute_seconds(e.compute_after);
+        const int who = static_cast<int>(r);
+        rank.compute += model_.compute_seconds(e.compute, who) +
+                        model_.compute_seconds(e.compute_after, who);
         for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
           if (work->empty()) continue;
           times_.has_compute = true;
@@ -376,6 +378,11 @@ std::string format_virtual_times(const VirtualTimes& times, const CostModel& mod
     fmt::format_to(it,
                    "note: the trace records no compute, so the cost model's FLOP rate and layer "
                    "time change nothing\n");
+  }
+  if (!times.has_compute && !model.topology().compute_factor.empty()) {
+    fmt::format_to(it,
+                   "note: the trace records no compute, so slowing a rank's compute (--slow) "
+                   "changes nothing\n");
   }
   if (times.unpriced_flops) {
     fmt::format_to(it,
