@@ -27,8 +27,8 @@ void add_cost_flags(CLI::App& command, CostFlags& flags) {
 RankSlowdown parse_rank_slowdown(std::string_view text, std::string_view what) {
   const std::size_t eq = text.find('=');
   const auto fail = [&](std::string_view reason) -> RankSlowdown {
-    throw UsageError(
-        fmt::format("{} {}: {} (expected RANK=xFACTOR, e.g. 3=x3)", what, quote_input(text), reason));
+    throw UsageError(fmt::format("{} {}: {} (expected RANK=xFACTOR, e.g. 3=x3)", what,
+                                 quote_input(text), reason));
   };
   if (eq == std::string_view::npos) return fail("no '='");
   const auto rank = parse_whole<int>(text.substr(0, eq));
@@ -59,11 +59,13 @@ std::optional<CostModel> to_cost_model(const CostFlags& flags) {
   }
   if (flags.cost.empty() && flags.topology.empty()) {
     if (!flags.slow.empty()) {
-      throw UsageError("--slow needs a cost model: add --cost alpha=...,beta=... or --topology FILE");
+      throw UsageError(
+          "--slow needs a cost model: add --cost alpha=...,beta=... or --topology FILE");
     }
     return std::nullopt;
   }
-  CostModel model = !flags.cost.empty() ? CostModel::parse(flags.cost) : CostModel::load(flags.topology);
+  CostModel model =
+      !flags.cost.empty() ? CostModel::parse(flags.cost) : CostModel::load(flags.topology);
   for (const std::string& text : flags.slow) {
     const RankSlowdown slow = parse_rank_slowdown(text, "--slow");
     model.set_compute_factor(slow.rank, slow.factor);

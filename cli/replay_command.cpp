@@ -10,14 +10,14 @@
 
 #include "cli/memory_flag.hpp"
 #include "cli/run_diagnosis.hpp"
+#include "cli/trace_input_flags.hpp"
+#include "cli/what_if.hpp"
 #include "comm/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/flight_recorder_notes.hpp"
 #include "traces/jsonl.hpp"
-#include "cli/trace_input_flags.hpp"
 #include "traces/sink.hpp"
 #include "traces/wait_analysis.hpp"
-#include "cli/what_if.hpp"
 
 namespace ranklab::cli {
 
@@ -121,8 +121,11 @@ int replay_command(const ReplayFlags& flags) {
     }
     if (slow) doc["what_if"] = slow_prediction_to_json(*slow, *what_if, trace);
     if (skip) {
-      doc["what_if"] = {{"what_if", what_if->text}, {"kind", "skip"}, {"rank", what_if->rank},
-                        {"op", what_if->op}, {"skipped", skipped}};
+      doc["what_if"] = {{"what_if", what_if->text},
+                        {"kind", "skip"},
+                        {"rank", what_if->rank},
+                        {"op", what_if->op},
+                        {"skipped", skipped}};
     }
     doc["written_trace"] = flags.cluster.trace_path;
     std::cout << doc.dump(2) << "\n";
@@ -130,8 +133,7 @@ int replay_command(const ReplayFlags& flags) {
     if (skip) std::cout << "what if " << skipped << " (" << what_if->text << "):\n";
     const std::string notes = format_flight_recorder_notes(recorded);
     std::cout << "replay: " << replay_cluster(options.cluster) << "\n"
-              << format_replay(report, input_name(flags.trace, flags.more_traces))
-              << notes;
+              << format_replay(report, input_name(flags.trace, flags.more_traces)) << notes;
     if (times) std::cout << format_virtual_times(*times, *cost);
     // A skip's recorded times are of another run than the one replayed: none. A Flight
     // Recorder import's go with what else its recording says, in that block.

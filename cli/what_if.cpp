@@ -54,9 +54,10 @@ WhatIf parse_what_if(std::string_view text) {
     const auto op = at == std::string_view::npos ? std::nullopt
                                                  : parse_whole<std::uint64_t>(rest.substr(at + 1));
     if (!rank || *rank < 0 || !op) {
-      throw UsageError(fmt::format("--what-if {}: expected skip:RANK@OP (a rank >= 0 and the op # "
-                                   "reports print, e.g. skip:3@17)",
-                                   quote_input(text)));
+      throw UsageError(
+          fmt::format("--what-if {}: expected skip:RANK@OP (a rank >= 0 and the op # "
+                      "reports print, e.g. skip:3@17)",
+                      quote_input(text)));
     }
     what.kind = WhatIf::Kind::skip;
     what.rank = *rank;
@@ -82,17 +83,18 @@ Trace skip_operation(const Trace& trace, const WhatIf& what) {
 
 std::string describe_skip(const Trace& trace, const WhatIf& what) {
   const TraceEvent* e = find_operation(trace, what.rank, what.op);
-  return fmt::format("rank {} skips {}", what.rank,
-                     e != nullptr ? describe_operation(*e, trace.header)
-                                  : fmt::format("op #{}", what.op));
+  return fmt::format(
+      "rank {} skips {}", what.rank,
+      e != nullptr ? describe_operation(*e, trace.header) : fmt::format("op #{}", what.op));
 }
 
 SlowPrediction predict_slow(const Trace& trace, const WhatIf& what,
                             const std::optional<CostModel>& cost, const SendMode& send_mode) {
   if (!cost) {
-    throw UsageError(fmt::format("--what-if {} needs a cost model to time the step: add --cost "
-                                 "alpha=...,beta=...[,layer=...] or --topology FILE",
-                                 quote_input(what.text)));
+    throw UsageError(
+        fmt::format("--what-if {} needs a cost model to time the step: add --cost "
+                    "alpha=...,beta=...[,layer=...] or --topology FILE",
+                    quote_input(what.text)));
   }
   check_rank(trace, what);
   CostModel slowed = *cost;
@@ -104,9 +106,9 @@ SlowPrediction predict_slow(const Trace& trace, const WhatIf& what,
   options.rematch_any_source = true;
   p.predicted = simulate(trace, slowed, options);
   for (const auto& events : trace.ranks) {
-    p.any_source_receives += static_cast<std::size_t>(std::count_if(
-        events.begin(), events.end(),
-        [](const TraceEvent& e) { return e.op == OpKind::recv && e.any_source; }));
+    p.any_source_receives += static_cast<std::size_t>(
+        std::count_if(events.begin(), events.end(),
+                      [](const TraceEvent& e) { return e.op == OpKind::recv && e.any_source; }));
   }
   return p;
 }
@@ -118,9 +120,10 @@ std::string outcome_text(const SlowPrediction& p, const WhatIf& what, const Trac
   std::string matching =
       p.any_source_receives == 0
           ? "no receive from any source: timing cannot change which messages match"
-          : fmt::format("{} receives from any source matched in virtual arrival order, {} of them "
-                        "from another sender than recorded",
-                        p.any_source_receives, p.predicted.rematched_receives);
+          : fmt::format(
+                "{} receives from any source matched in virtual arrival order, {} of them "
+                "from another sender than recorded",
+                p.any_source_receives, p.predicted.rematched_receives);
   if (p.predicted.complete) {
     return fmt::format("still completes: rank {} is a straggler ({})", what.rank, matching);
   }
@@ -137,7 +140,8 @@ std::string outcome_text(const SlowPrediction& p, const WhatIf& what, const Trac
 
 }  // namespace
 
-std::string format_slow_prediction(const SlowPrediction& p, const WhatIf& what, const Trace& trace) {
+std::string format_slow_prediction(const SlowPrediction& p, const WhatIf& what,
+                                   const Trace& trace) {
   std::string out;
   auto it = std::back_inserter(out);
   const double before = p.baseline.step_seconds, after = p.predicted.step_seconds;

@@ -26,9 +26,9 @@ struct WhatIf {
   enum class Kind { slow, skip };
   Kind kind = Kind::slow;
   int rank = 0;
-  double factor = 1;          ///< slow
-  std::uint64_t op = 0;       ///< skip: the rank's op # (rank_seq)
-  std::string text;           ///< as given
+  double factor = 1;     ///< slow
+  std::uint64_t op = 0;  ///< skip: the rank's op # (rank_seq)
+  std::string text;      ///< as given
 };
 
 /// Parses "slow:R=xF" or "skip:R@OP"; throws UsageError naming what is wrong.

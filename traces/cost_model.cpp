@@ -278,8 +278,8 @@ double CostModel::compute_seconds(const ComputeWork& work, int rank) const {
 void CostModel::set_compute_factor(int rank, double factor) {
   if (rank < 0) throw UsageError(fmt::format("rank {} cannot be slowed: ranks count from 0", rank));
   if (!(factor > 0) || !std::isfinite(factor)) {
-    throw UsageError(fmt::format("rank {}'s compute factor must be a number > 0, got {:g}", rank,
-                                 factor));
+    throw UsageError(
+        fmt::format("rank {}'s compute factor must be a number > 0, got {:g}", rank, factor));
   }
   if (factor == 1.0) {
     topology_.compute_factor.erase(rank);

@@ -331,8 +331,8 @@ class Simulation {
       rank.busy = covered;
       for (const TraceEvent& e : trace_.ranks[r]) {
         const int who = static_cast<int>(r);
-        rank.compute += model_.compute_seconds(e.compute, who) +
-                        model_.compute_seconds(e.compute_after, who);
+        rank.compute +=
+            model_.compute_seconds(e.compute, who) + model_.compute_seconds(e.compute_after, who);
         for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
           if (work->empty()) continue;
           times_.has_compute = true;
@@ -372,7 +372,7 @@ class Simulation {
   std::vector<CollectiveSlot> slots_;
   std::deque<int>* ready_ = nullptr;
   std::set<std::pair<double, int>> timed_;  ///< rematch_any_source: ranks by their clock
-  std::vector<bool> rematch_;  ///< ranks whose receives match as posted
+  std::vector<bool> rematch_;               ///< ranks whose receives match as posted
   std::vector<std::vector<EventRef>> unmatched_sends_;  ///< per receiver, in post order
   std::vector<std::vector<EventRef>> waiting_recvs_;    ///< per receiver, in post order
   VirtualTimes times_;
@@ -514,12 +514,12 @@ nlohmann::json virtual_times_to_json(const VirtualTimes& times, const CostModel&
                      {"idle_s", t.idle}});
   }
   nlohmann::json out = {{"cost_model", model.describe()},
-          {"step_s", times.step_seconds},
-          {"bubble", times.bubble},
-          {"complete", times.complete},
-          {"has_compute", times.has_compute},
-          {"trace_ns_saturated", exceeds_trace_time(times)},
-          {"ranks", ranks}};
+                        {"step_s", times.step_seconds},
+                        {"bubble", times.bubble},
+                        {"complete", times.complete},
+                        {"has_compute", times.has_compute},
+                        {"trace_ns_saturated", exceeds_trace_time(times)},
+                        {"ranks", ranks}};
   out.update(wait_analysis_to_json(times.waits));  // idle by cause, who waited for whom
   return out;
 }

@@ -77,7 +77,7 @@ struct VirtualTimes {
   bool complete = true;     ///< every rank finished
   bool has_compute = false; ///< the trace records any compute
   bool unpriced_flops = false;  ///< some compute is FLOPs only and the model has no FLOP rate
-  WaitAnalysis waits;  ///< who waited for whom, idle by cause, the critical path
+  WaitAnalysis waits;           ///< who waited for whom, idle by cause, the critical path
   /// With rematch_any_source: receives from any source that took another sender than
   /// recorded.
   std::size_t rematched_receives = 0;

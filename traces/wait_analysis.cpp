@@ -80,7 +80,8 @@ class Partners {
     if (!(to > t.post)) return std::nullopt;  // an eager send: done when posted
     const bool pipeline =
         is_point_to_point(e.op) && group_kind(group_name(trace_.header, e)) == "pp";
-    return Wait{t.post, to, last, index, pipeline ? IdleCause::pipeline_bubble : IdleCause::straggler};
+    return Wait{t.post, to, last, index,
+                pipeline ? IdleCause::pipeline_bubble : IdleCause::straggler};
   }
 
   /// When the transfer of a completed operation began: once every side had posted.
@@ -167,11 +168,16 @@ void attribute(double from, double to, const std::vector<Wait>& waits, IdleCause
 
 const char* cause_key(IdleCause cause) {
   switch (cause) {
-    case IdleCause::pipeline_bubble: return "pipeline_bubble";
-    case IdleCause::straggler: return "straggler";
-    case IdleCause::finished_early: return "finished_early";
-    case IdleCause::stalled: return "stalled";
-    case IdleCause::untraced: return "untraced";
+    case IdleCause::pipeline_bubble:
+      return "pipeline_bubble";
+    case IdleCause::straggler:
+      return "straggler";
+    case IdleCause::finished_early:
+      return "finished_early";
+    case IdleCause::stalled:
+      return "stalled";
+    case IdleCause::untraced:
+      return "untraced";
   }
   return "untraced";
 }
@@ -197,11 +203,16 @@ std::string describe_operation(const TraceEvent& e, const TraceHeader& header) {
 
 std::string describe_idle_cause(IdleCause cause, int rank) {
   switch (cause) {
-    case IdleCause::pipeline_bubble: return "pipeline bubble";
-    case IdleCause::straggler: return fmt::format("waiting for straggler rank {}", rank);
-    case IdleCause::finished_early: return "finished early";
-    case IdleCause::stalled: return "stalled (waiting on what never completes)";
-    case IdleCause::untraced: return "between operations (not in the trace)";
+    case IdleCause::pipeline_bubble:
+      return "pipeline bubble";
+    case IdleCause::straggler:
+      return fmt::format("waiting for straggler rank {}", rank);
+    case IdleCause::finished_early:
+      return "finished early";
+    case IdleCause::stalled:
+      return "stalled (waiting on what never completes)";
+    case IdleCause::untraced:
+      return "between operations (not in the trace)";
   }
   return "";
 }
@@ -233,8 +244,8 @@ WaitAnalysis analyze_waits(const Trace& trace, const std::vector<std::vector<Ope
     for (std::size_t i = 0; i < trace.ranks[r].size() && i < times[r].size(); ++i) {
       const OperationTime& t = times[r][i];
       const TraceEvent& e = trace.ranks[r][i];
-      pipeline_stage = pipeline_stage || (is_point_to_point(e.op) &&
-                                          group_kind(group_name(trace.header, e)) == "pp");
+      pipeline_stage = pipeline_stage ||
+                       (is_point_to_point(e.op) && group_kind(group_name(trace.header, e)) == "pp");
       for (const auto* spans : {&t.compute, &t.compute_after}) {
         busy.insert(busy.end(), spans->begin(), spans->end());
       }
@@ -299,7 +310,8 @@ WaitAnalysis analyze_waits(const Trace& trace, const std::vector<std::vector<Ope
   // The critical path, back from the rank that ends last.
   int rank = kNoRank;
   for (std::size_t r = 0; r < rank_end.size(); ++r) {
-    if (rank < 0 || rank_end[r] > rank_end[static_cast<std::size_t>(rank)]) rank = static_cast<int>(r);
+    if (rank < 0 || rank_end[r] > rank_end[static_cast<std::size_t>(rank)])
+      rank = static_cast<int>(r);
   }
   std::vector<std::vector<bool>> used(n);
   for (std::size_t r = 0; r < n; ++r) used[r].assign(attributed[r].size(), false);
@@ -309,7 +321,8 @@ WaitAnalysis analyze_waits(const Trace& trace, const std::vector<std::vector<Ope
     const auto& mine = attributed[static_cast<std::size_t>(rank)];
     std::size_t best = mine.size();
     for (std::size_t k = 0; k < mine.size(); ++k) {
-      if (used[static_cast<std::size_t>(rank)][k] || mine[k].waited_for < 0 || mine[k].to > t) continue;
+      if (used[static_cast<std::size_t>(rank)][k] || mine[k].waited_for < 0 || mine[k].to > t)
+        continue;
       if (best == mine.size() || mine[k].to > mine[best].to) best = k;
     }
     if (best == mine.size()) {
@@ -337,7 +350,9 @@ std::optional<RecordedTimes> recorded_times(const Trace& trace) {
   RecordedTimes out;
   out.operations.resize(trace.ranks.size());
   bool any = false;
-  const auto seconds = [](std::int64_t ns) { return ns == kNoTime ? -1.0 : static_cast<double>(ns) * 1e-9; };
+  const auto seconds = [](std::int64_t ns) {
+    return ns == kNoTime ? -1.0 : static_cast<double>(ns) * 1e-9;
+  };
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     double end = 0;
     bool finished = true;
@@ -348,8 +363,8 @@ std::optional<RecordedTimes> recorded_times(const Trace& trace) {
       if (e.status != OpStatus::pending && (t.post < 0 || t.end < 0)) return std::nullopt;
       if (e.status == OpStatus::pending) finished = false;
       any = any || t.post >= 0;  // a trace of pending operations alone may be untimed
-      for (const auto& [work, spans] : {std::pair(&e.compute, &t.compute),
-                                        std::pair(&e.compute_after, &t.compute_after)}) {
+      for (const auto& [work, spans] :
+           {std::pair(&e.compute, &t.compute), std::pair(&e.compute_after, &t.compute_after)}) {
         for (const ComputeItem& item : work->as_items()) {
           if (item.vt_start_ns == kNoTime || item.vt_end_ns == kNoTime) continue;
           spans->emplace_back(seconds(item.vt_start_ns), seconds(item.vt_end_ns));
@@ -402,7 +417,8 @@ std::string format_wait_analysis(const WaitAnalysis& a, std::size_t max_pairs) {
       }
     }
     if (a.pairs.size() > max_pairs) {
-      fmt::format_to(it, "  ... and {} more pairs (--json lists all)\n", a.pairs.size() - max_pairs);
+      fmt::format_to(it, "  ... and {} more pairs (--json lists all)\n",
+                     a.pairs.size() - max_pairs);
     }
   }
   if (!a.critical_path.empty()) {
@@ -459,7 +475,8 @@ nlohmann::json wait_analysis_to_json(const WaitAnalysis& a) {
           {"idle_causes", causes},
           {"waits", pairs},
           {"critical_path", path},
-          {"slowest_rank", a.slowest_rank >= 0 ? nlohmann::json(a.slowest_rank) : nlohmann::json(nullptr)},
+          {"slowest_rank",
+           a.slowest_rank >= 0 ? nlohmann::json(a.slowest_rank) : nlohmann::json(nullptr)},
           {"slowest_waited_s", a.slowest_waited}};
 }
 

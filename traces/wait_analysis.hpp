@@ -54,10 +54,10 @@ struct WaitPair {
   int waiter = 0;
   int waited_for = 0;
   double seconds = 0;
-  std::size_t waits = 0;      ///< operations it waited on
-  double longest = 0;         ///< the longest of them
-  std::uint64_t longest_rank_seq = 0;  ///< its op #
-  std::string longest_op;  ///< "all_reduce #2 of dp[0,4] (op #17)"
+  std::size_t waits = 0;                   ///< operations it waited on
+  double longest = 0;                      ///< the longest of them
+  std::uint64_t longest_rank_seq = 0;      ///< its op #
+  std::string longest_op;                  ///< "all_reduce #2 of dp[0,4] (op #17)"
   IdleCause cause = IdleCause::straggler;  ///< the longest one's
 };
 
@@ -70,13 +70,13 @@ struct PathSegment {
 
 struct WaitAnalysis {
   double step_seconds = 0;
-  std::vector<double> idle;    ///< per rank
-  double idle_seconds = 0;     ///< all ranks'
-  std::vector<IdleShare> causes;  ///< the longest first
-  std::vector<WaitPair> pairs;    ///< the longest first
+  std::vector<double> idle;                ///< per rank
+  double idle_seconds = 0;                 ///< all ranks'
+  std::vector<IdleShare> causes;           ///< the longest first
+  std::vector<WaitPair> pairs;             ///< the longest first
   std::vector<PathSegment> critical_path;  ///< in time order
-  int slowest_rank = kNoRank;     ///< kNoRank: no rank waited for another
-  double slowest_waited = 0;      ///< the others' idle time waiting for it
+  int slowest_rank = kNoRank;              ///< kNoRank: no rank waited for another
+  double slowest_waited = 0;               ///< the others' idle time waiting for it
 
   /// Idle share of all ranks' time (ranks x step); 0 for an empty step.
   double idle_share() const;

@@ -29,7 +29,9 @@ bool has(const std::string& text, const std::string& part) {
 
 const std::string kCost = "--cost alpha=1e-6,beta=1e9,layer=1e-6";
 
-std::string seed_step() { return shell_quoted(tools_testing::examples_dir() / "seed_step_w8.jsonl"); }
+std::string seed_step() {
+  return shell_quoted(tools_testing::examples_dir() / "seed_step_w8.jsonl");
+}
 
 /// The virtual_time object of a --json report.
 nlohmann::json virtual_time(const CommandResult& r) {
@@ -68,9 +70,9 @@ INSTANTIATE_TEST_SUITE_P(Factors, CliSlowFactorTest, ::testing::Values(1, 2, 3, 
 //! A pipeline of two stages (`run --pp 2`, GPipe over 4 micro-batches): the slowed last
 //! stage does three times the compute, and the text report says so in the cost model.
 TEST(CliSlowTest, PipelineRunShowsTheSlowStage) {
-  const CommandResult run = ranklab(
-      "run --pp 2 --tp 1 --dp 1 --schedule gpipe --microbatches 4 --no-trace " + kCost +
-      " --slow 1=x3 --json");
+  const CommandResult run =
+      ranklab("run --pp 2 --tp 1 --dp 1 --schedule gpipe --microbatches 4 --no-trace " + kCost +
+              " --slow 1=x3 --json");
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   const nlohmann::json t = virtual_time(run);
   EXPECT_NEAR(t["ranks"][1]["compute_s"].get<double>(),
@@ -82,8 +84,9 @@ TEST(CliSlowTest, NoComputeIsANote) {
   const CommandResult run =
       ranklab("run --scenario allreduce --cost alpha=1e-6,beta=1e9 --slow 3=x3");
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_TRUE(has(run.out, "note: the trace records no compute, so slowing a rank's compute "
-                           "(--slow) changes nothing"))
+  EXPECT_TRUE(has(run.out,
+                  "note: the trace records no compute, so slowing a rank's compute "
+                  "(--slow) changes nothing"))
       << run.out;
 }
 
@@ -129,7 +132,9 @@ TEST(CliWaitsTest, PipelineRunStatsAndReplay) {
   const CommandResult replay = ranklab("replay " + trace + " " + flags);
   ASSERT_EQ(replay.exit_code, 0) << replay.out << replay.err;
   // The run's report and the replay's give the same analysis.
-  const auto analysis = [](const std::string& out) { return out.substr(out.find("idle by cause:")); };
+  const auto analysis = [](const std::string& out) {
+    return out.substr(out.find("idle by cause:"));
+  };
   const std::string from_run = run.out.substr(run.out.find("idle by cause:"));
   EXPECT_EQ(from_run.substr(0, from_run.find("result:")), analysis(replay.out)) << run.out;
   const nlohmann::json json = nlohmann::json::parse(ranklab("stats --json " + trace).out);
@@ -146,7 +151,8 @@ TEST(CliWaitsTest, SeedStepNamesTheStraggler) {
   EXPECT_TRUE(has(replay.out, "slowest rank: 3 ")) << replay.out;
   EXPECT_TRUE(has(replay.out, "critical path (what the step's end waited on, in time order): "))
       << replay.out;
-  const nlohmann::json t = virtual_time(ranklab("replay --json " + seed_step() + " " + kCost + " --slow 3=x3"));
+  const nlohmann::json t =
+      virtual_time(ranklab("replay --json " + seed_step() + " " + kCost + " --slow 3=x3"));
   EXPECT_EQ(t["slowest_rank"], 3);
   EXPECT_FALSE(t["waits"].empty());
   EXPECT_FALSE(t["critical_path"].empty());
@@ -160,8 +166,9 @@ TEST(CliWaitsTest, FlightRecorderLateRank) {
     const CommandResult r = ranklab(command + " --format pytorch-fr " + dir);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_TRUE(has(r.out, "timing (the dumps' host clocks, which may disagree")) << r.out;
-    EXPECT_TRUE(has(r.out, "rank 0 waited 4.203 s for rank 3: 4 waits, the longest 4.201 s in "
-                           "all_reduce #2 of world (op #2)"))
+    EXPECT_TRUE(has(r.out,
+                    "rank 0 waited 4.203 s for rank 3: 4 waits, the longest 4.201 s in "
+                    "all_reduce #2 of world (op #2)"))
         << r.out;
     EXPECT_TRUE(has(r.out, "slowest rank: 3 (the others waited 12.61 s for it in all)")) << r.out;
     const nlohmann::json json =
@@ -174,7 +181,8 @@ TEST(CliWaitsTest, FlightRecorderLateRank) {
 TEST(CliWaitsTest, UntimedTraceHasNoTiming) {
   const CommandResult stats = ranklab("stats " + seed_step());
   EXPECT_FALSE(has(stats.out, "timing")) << stats.out;
-  EXPECT_FALSE(nlohmann::json::parse(ranklab("stats --json " + seed_step()).out).contains("timing"));
+  EXPECT_FALSE(
+      nlohmann::json::parse(ranklab("stats --json " + seed_step()).out).contains("timing"));
 }
 
 class CliWaitsThreadsTest : public ::testing::TestWithParam<std::string> {};
@@ -191,11 +199,11 @@ TEST_P(CliWaitsThreadsTest, SameReportAnyThreads) {
   EXPECT_EQ(one, analysis(ranklab(args + " --threads 1")));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Traces, CliWaitsThreadsTest,
-    ::testing::Values(seed_step() + " " + kCost + " --slow 3=x3",
-                      seed_step() + " " + kCost + " --slow 0=x2 --slow 5=x4",
-                      "--format pytorch-fr " + shell_quoted(fr_example("late_rank"))));
+INSTANTIATE_TEST_SUITE_P(Traces, CliWaitsThreadsTest,
+                         ::testing::Values(seed_step() + " " + kCost + " --slow 3=x3",
+                                           seed_step() + " " + kCost + " --slow 0=x2 --slow 5=x4",
+                                           "--format pytorch-fr " +
+                                               shell_quoted(fr_example("late_rank"))));
 
 /// The any-source race of slow_rank_test.cpp (rank 0 receives from any source, then from
 /// rank 2; ranks 1 and 2 compute 1 and 2 ms, then send to rank 0), written as a trace.
@@ -274,8 +282,9 @@ TEST(CliWhatIfTest, SeedStepStraggler) {
   const CommandResult r = ranklab("replay " + seed_step() + " " + kCost + " --what-if slow:3=x3");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(has(r.out, "what if rank 3 computed x3 (slow:3=x3):\npredicted step: ")) << r.out;
-  EXPECT_TRUE(has(r.out, "outcome: still completes: rank 3 is a straggler (no receive from any "
-                         "source: timing cannot change which messages match)"))
+  EXPECT_TRUE(has(r.out,
+                  "outcome: still completes: rank 3 is a straggler (no receive from any "
+                  "source: timing cannot change which messages match)"))
       << r.out;
   EXPECT_TRUE(has(r.out, "slowest rank: 3 ")) << r.out;
 }
@@ -293,7 +302,8 @@ TEST(CliWhatIfTest, SkipBlamesTheRank) {
   EXPECT_FALSE(has(fr.out, "timing (")) << fr.out;  // the recording's times are another run's
   const CommandResult seed = ranklab("replay " + seed_step() + " --what-if skip:2@0");
   EXPECT_EQ(seed.exit_code, 3) << seed.out << seed.err;
-  EXPECT_TRUE(has(seed.out, "what if rank 2 skips recv from rank 0 in pp[0,2] (op #0)")) << seed.out;
+  EXPECT_TRUE(has(seed.out, "what if rank 2 skips recv from rank 0 in pp[0,2] (op #0)"))
+      << seed.out;
 }
 
 //! Bad --what-if: one line, exit 1.

@@ -227,7 +227,8 @@ TEST_P(AnySourceRematchTest, TimingDecidesTheOutcome) {
     EXPECT_EQ(t.ranks[1].finished, c.eager);
   }
   // Without rematching, the recorded matches hold whatever the timing.
-  EXPECT_TRUE(simulate(trace, model, VirtualTimeOptions{.eager_limit = options.eager_limit}).complete);
+  EXPECT_TRUE(
+      simulate(trace, model, VirtualTimeOptions{.eager_limit = options.eager_limit}).complete);
 }
 
 INSTANTIATE_TEST_SUITE_P(Factors, AnySourceRematchTest,
