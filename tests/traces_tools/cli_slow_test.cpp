@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "tests/support/temp_dir.hpp"
+#include "tests/traces_tools/any_source_race.hpp"
 #include "tests/traces_tools/run_command.hpp"
 #include "tests/traces_tools/tools_support.hpp"
 #include "traces/jsonl.hpp"
-#include "traces/trace_builder.hpp"
 
 namespace ranklab {
 namespace {
@@ -205,18 +205,10 @@ INSTANTIATE_TEST_SUITE_P(Traces, CliWaitsThreadsTest,
                                            "--format pytorch-fr " +
                                                shell_quoted(fr_example("late_rank"))));
 
-/// The any-source race of slow_rank_test.cpp (rank 0 receives from any source, then from
-/// rank 2; ranks 1 and 2 compute 1 and 2 ms, then send to rank 0), written as a trace.
+/// The any-source race (tests/traces_tools/any_source_race.hpp), written as a trace.
 std::string write_race(const testing::TempDir& dir) {
-  TraceBuilder b(3);
-  b.recv(0, kNoRank, DataType::f32, 4, 0);
-  b.recv(0, 2, DataType::f32, 4, 0);
-  b.compute(1, {.seconds = 1e-3});
-  b.send(1, 0, DataType::f32, 4, 0);
-  b.compute(2, {.seconds = 2e-3});
-  b.send(2, 0, DataType::f32, 4, 0);
   const std::filesystem::path path = dir / "race.jsonl";
-  write_trace_file(path, b.build().trace);
+  write_trace_file(path, testing_race::any_source_race());
   return shell_quoted(path);
 }
 

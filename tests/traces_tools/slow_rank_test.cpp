@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tests/support/expect_throw_msg.hpp"
+#include "tests/traces_tools/any_source_race.hpp"
 #include "traces/cost_model.hpp"
 #include "traces/error.hpp"
 #include "traces/trace_builder.hpp"
@@ -181,22 +182,7 @@ TEST(WaitAnalysisTest, RecordedTimesAnalyseAsSimulated) {
 namespace ranklab {
 namespace {
 
-/// Rank 0 receives from any source, then from rank 2; rank 1 computes 1 ms and sends to
-/// rank 0, rank 2 computes 2 ms and sends to rank 0. Recorded, the first receive took rank
-/// 1's message. Slow rank 1 past 2 ms and the first receive takes rank 2's: the second
-/// waits for a message rank 2 never sends, and rank 1's send finds no receive.
-Trace any_source_race() {
-  TraceBuilder b(3);
-  b.recv(0, kNoRank, DataType::f32, 4, 0);
-  b.recv(0, 2, DataType::f32, 4, 0);
-  b.compute(1, {.seconds = 1e-3});
-  b.send(1, 0, DataType::f32, 4, 0);
-  b.compute(2, {.seconds = 2e-3});
-  b.send(2, 0, DataType::f32, 4, 0);
-  BuiltTrace built = b.build();
-  EXPECT_TRUE(built.unmatched.empty());
-  return std::move(built.trace);
-}
+using testing_race::any_source_race;
 
 struct RaceCase {
   double factor;
