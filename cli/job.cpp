@@ -33,6 +33,7 @@ class ScenarioJob final : public Job {
     for (const std::string& text : scenario_.faults) own.push_back(FaultSpec::parse(text));
     options_.faults.faults.insert(options_.faults.faults.begin(), own.begin(), own.end());
     options_.faults.validate(world);
+    if (cost_) check_slowed_ranks(*cost_, world);
   }
 
   std::string describe() const override {

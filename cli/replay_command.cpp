@@ -10,12 +10,14 @@
 
 #include "cli/memory_flag.hpp"
 #include "cli/run_diagnosis.hpp"
+#include "cli/trace_input_flags.hpp"
+#include "cli/what_if.hpp"
 #include "comm/errors.hpp"
 #include "emulator/replay.hpp"
 #include "traces/flight_recorder_notes.hpp"
 #include "traces/jsonl.hpp"
-#include "cli/trace_input_flags.hpp"
 #include "traces/sink.hpp"
+#include "traces/wait_analysis.hpp"
 
 namespace ranklab::cli {
 
@@ -46,6 +48,11 @@ CLI::App& add_replay_command(CLI::App& app, ReplayFlags& flags) {
       ->check(CLI::IsMember({"recorded", "free"}));
   add_cluster_flags(command, flags.cluster, ClusterFlagSet::replay);
   add_cost_flags(command, flags.cost);
+  command.add_option("--what-if", flags.what_if,
+                     "replay as it would have gone with one change: slow:R=xF (rank R's compute "
+                     "F times slower, with --cost or --topology: the predicted step, who waits "
+                     "for whom, and whether the job still completes or now hangs, exit 3) or "
+                     "skip:R@OP (rank R never issues its op #OP: the report of that run)");
   return command;
 }
 
@@ -61,8 +68,14 @@ Trace read_replay_input(const ReplayFlags& flags) {
 }
 
 int replay_command(const ReplayFlags& flags) {
-  const Trace trace = read_replay_input(flags);
+  const Trace recorded = read_replay_input(flags);
   const std::optional<CostModel> cost = to_cost_model(flags.cost);
+  if (cost) check_slowed_ranks(*cost, recorded.header.world_size);
+  std::optional<WhatIf> what_if;
+  if (!flags.what_if.empty()) what_if = parse_what_if(flags.what_if);
+  const bool skip = what_if && what_if->kind == WhatIf::Kind::skip;
+  // skip: the recording without the operation, replayed as if it had been so.
+  const Trace trace = skip ? skip_operation(recorded, *what_if) : recorded;
   ReplayOptions options;
   options.cluster = to_cluster_options(flags.cluster, trace.header.world_size);
   // 0 stays 0: the replay then names its default limit as such.
@@ -83,6 +96,9 @@ int replay_command(const ReplayFlags& flags) {
   // compute of imported traces, which the fabric never sees).
   std::optional<VirtualTimes> times;
   if (cost) times = time_trace(trace, *cost, options.cluster.send_mode);
+  std::optional<SlowPrediction> slow;
+  if (what_if && !skip) slow = predict_slow(trace, *what_if, cost, options.cluster.send_mode);
+  const std::string skipped = skip ? describe_skip(recorded, *what_if) : "";
   if (memory) {
     Trace replayed = memory->trace();
     annotate(replayed, trace, *times);
@@ -94,19 +110,51 @@ int replay_command(const ReplayFlags& flags) {
         replay_to_json(report, input_name(flags.trace, flags.more_traces));
     doc["cluster"] = replay_cluster(options.cluster);
     if (times) doc["virtual_time"] = virtual_times_to_json(*times, *cost);
-    if (const nlohmann::json notes = flight_recorder_notes_json(trace); !notes.is_null()) {
+    // Without a cost model, a timed recording's own times say who waited for whom.
+    if (!times && !skip) {
+      if (nlohmann::json timing = recorded_timing_to_json(trace); !timing.is_null()) {
+        doc["timing"] = std::move(timing);
+      }
+    }
+    if (const nlohmann::json notes = flight_recorder_notes_json(recorded); !notes.is_null()) {
       doc["recording"] = notes;
+    }
+    if (slow) doc["what_if"] = slow_prediction_to_json(*slow, *what_if, trace);
+    if (skip) {
+      doc["what_if"] = {{"what_if", what_if->text},
+                        {"kind", "skip"},
+                        {"rank", what_if->rank},
+                        {"op", what_if->op},
+                        {"skipped", skipped}};
     }
     doc["written_trace"] = flags.cluster.trace_path;
     std::cout << doc.dump(2) << "\n";
   } else {
+    if (skip) std::cout << "what if " << skipped << " (" << what_if->text << "):\n";
+    const std::string notes = format_flight_recorder_notes(recorded);
     std::cout << "replay: " << replay_cluster(options.cluster) << "\n"
-              << format_replay(report, input_name(flags.trace, flags.more_traces))
-              << format_flight_recorder_notes(trace);
+              << format_replay(report, input_name(flags.trace, flags.more_traces)) << notes;
     if (times) std::cout << format_virtual_times(*times, *cost);
+    // A skip's recorded times are of another run than the one replayed: none. A Flight
+    // Recorder import's go with what else its recording says, in that block.
+    if (!times && !skip) {
+      const std::string timing = format_recorded_timing(trace);
+      if (notes.empty()) {
+        std::cout << timing;
+      } else {
+        for (std::size_t at = 0; at < timing.size();) {
+          const std::size_t end = timing.find('\n', at);
+          std::cout << "  " << timing.substr(at, end - at + 1);
+          at = end + 1;
+        }
+      }
+    }
+    if (slow) std::cout << format_slow_prediction(*slow, *what_if, trace);
     if (!flags.cluster.trace_path.empty())
       std::cout << "trace: " << flags.cluster.trace_path << "\n";
   }
+  // A slow rank that turns a completing job into a hang is a latent bug: exit 3.
+  if (slow && report.run.ok() && !slow->predicted.complete) return exit_code(RunStatus::deadlock);
   return replay_exit_code(report);
 }
 

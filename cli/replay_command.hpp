@@ -27,6 +27,8 @@ struct ReplayFlags {
   std::string wildcards;
   ClusterFlags cluster;
   CostFlags cost;
+  /// replay only: "slow:R=xF" or "skip:R@OP" (cli/what_if.hpp); empty: none.
+  std::string what_if;
 };
 
 /// Registers the subcommand; `flags` must outlive parsing.

@@ -445,6 +445,7 @@ TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::op
   TrainSpec spec = resolve_train_spec(flags, world);
   check_train_memory(spec, flags.max_memory_mib.value_or(0));
   std::optional<CostModel> cost = to_cost_model(cost_flags);
+  if (cost) check_slowed_ranks(*cost, spec.layout.world_size());
   if (spec.f64) {
     impl_ = std::make_unique<PreparedJob<double>>(std::move(spec), cluster, std::move(cost));
   } else {

@@ -254,22 +254,43 @@ double CostModel::collective_seconds(OpKind op, std::span<const int> ranks,
   return 0;
 }
 
-double CostModel::event_seconds(const ComputeItem& item) const {
+double CostModel::event_seconds(const ComputeItem& item, int rank) const {
   // A staging copy crosses the rank's PCIe link, whatever else the event says.
   if (item.staging()) return topology_.pcie.transfer_seconds(item.bytes);
+  const double factor = rank >= 0 ? compute_factor(rank) : 1.0;
   if (item.layer >= 0 && topology_.layer_seconds > 0) {
-    return layer_seconds(item.backward() ? 2.0 : 1.0);
+    return factor * layer_seconds(item.backward() ? 2.0 : 1.0);
   }
   const double flops =
       topology_.flops_per_second > 0 ? item.flops / topology_.flops_per_second : 0.0;
-  return item.seconds + flops;
+  return factor * (item.seconds + flops);
 }
 
-double CostModel::compute_seconds(const ComputeWork& work) const {
-  if (work.items.empty()) return event_seconds(ComputeItem{.flops = work.flops, .seconds = work.seconds});
+double CostModel::compute_seconds(const ComputeWork& work, int rank) const {
+  if (work.items.empty()) {
+    return event_seconds(ComputeItem{.flops = work.flops, .seconds = work.seconds}, rank);
+  }
   double total = 0;
-  for (const ComputeItem& item : work.items) total += event_seconds(item);
+  for (const ComputeItem& item : work.items) total += event_seconds(item, rank);
   return total;
+}
+
+void CostModel::set_compute_factor(int rank, double factor) {
+  if (rank < 0) throw UsageError(fmt::format("rank {} cannot be slowed: ranks count from 0", rank));
+  if (!(factor > 0) || !std::isfinite(factor)) {
+    throw UsageError(
+        fmt::format("rank {}'s compute factor must be a number > 0, got {:g}", rank, factor));
+  }
+  if (factor == 1.0) {
+    topology_.compute_factor.erase(rank);
+  } else {
+    topology_.compute_factor[rank] = factor;
+  }
+}
+
+double CostModel::compute_factor(int rank) const {
+  const auto it = topology_.compute_factor.find(rank);
+  return it == topology_.compute_factor.end() ? 1.0 : it->second;
 }
 
 bool CostModel::prices_compute() const {
@@ -291,6 +312,9 @@ std::string CostModel::describe() const {
   if (t.layer_seconds > 0) text += fmt::format(", {:g} s/layer", t.layer_seconds);
   if (t.pcie != LinkCost{}) {
     text += fmt::format(", pcie alpha={:g} s beta={:g} B/s", t.pcie.latency, t.pcie.bandwidth);
+  }
+  for (const auto& [rank, factor] : t.compute_factor) {
+    text += fmt::format(", rank {} compute x{:g}", rank, factor);
   }
   return text;
 }

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +61,10 @@ struct Topology {
   /// Between a rank's device and its host memory: prices each staging copy (format 1.3) at
   /// α + bytes/β. Free unless the topology file sets pcie.latency / pcie.bandwidth.
   LinkCost pcie;
+  /// Ranks whose compute runs slower (or faster) than the rest: every compute event of rank
+  /// r costs compute_factor[r] times what it would (`--slow R=xF`); staging copies are
+  /// PCIe transfers and keep their cost. Ranks not listed run at factor 1.
+  std::map<int, double> compute_factor;
 
   friend bool operator==(const Topology&, const Topology&) = default;
 };
@@ -95,8 +100,14 @@ class CostModel {
   /// Computation: seconds as given, plus FLOPs at the FLOP rate (free without one); a layer
   /// pass (a compute event with a layer) costs layer_seconds instead when the model has it,
   /// twice that for a backward; a staging copy costs pcie.latency + bytes/pcie.bandwidth.
-  double compute_seconds(const ComputeWork& work) const;
-  double event_seconds(const ComputeItem& item) const;
+  /// `rank` (if >= 0) scales it by that rank's compute factor (Topology::compute_factor).
+  double compute_seconds(const ComputeWork& work, int rank = -1) const;
+  double event_seconds(const ComputeItem& item, int rank = -1) const;
+  /// Rank `rank`'s compute costs `factor` times as much (> 0 and finite; 1: as the rest);
+  /// throws UsageError otherwise.
+  void set_compute_factor(int rank, double factor);
+  /// The factor set for `rank`, else 1.
+  double compute_factor(int rank) const;
   /// Whether FLOPs or layers cost anything (flops= or layer_seconds is set).
   bool prices_compute() const;
   /// `layers` layer forwards (topology's layer_seconds each; 0 if unknown).

@@ -10,9 +10,11 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "traces/messages.hpp"
+#include "traces/trace_builder.hpp"
 
 namespace ranklab {
 namespace {
@@ -34,6 +36,7 @@ struct RankState {
   double clock = 0;
   std::vector<std::size_t> open;  ///< posted, not yet waited for or dropped, ascending
   std::size_t stalled_on = kNone;
+  std::size_t computed = kNone;  ///< the event whose compute before it has run
   bool finished = false;
   std::vector<std::pair<double, double>> busy;  ///< compute and transfer intervals
 };
@@ -64,7 +67,18 @@ class Simulation {
         slot_of_[r][i] = it->second;
       }
     }
+    rematch_.assign(trace.ranks.size(), false);
+    if (options.rematch_any_source) {
+      for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        for (const TraceEvent& e : trace.ranks[r]) {
+          if (e.op == OpKind::recv && e.any_source) rematch_[r] = true;
+        }
+      }
+      unmatched_sends_.resize(trace.ranks.size());
+      waiting_recvs_.resize(trace.ranks.size());
+    }
     for (const MessageLink& link : link_messages(trace).links) {
+      if (rematch_[static_cast<std::size_t>(link.recv.rank)]) continue;  // matched as posted
       partner_[static_cast<std::size_t>(link.send.rank)][link.send.index] = link.recv;
       partner_[static_cast<std::size_t>(link.recv.rank)][link.recv.index] = link.send;
     }
@@ -74,10 +88,19 @@ class Simulation {
     std::deque<int> ready;
     for (std::size_t r = 0; r < states_.size(); ++r) ready.push_back(static_cast<int>(r));
     ready_ = &ready;
+    if (options_.rematch_any_source) {
+      // One post at a time, the earliest first, so that sends arrive in virtual-time order.
+      for (std::size_t r = 0; r < states_.size(); ++r) timed_.emplace(0.0, static_cast<int>(r));
+      while (!timed_.empty()) {
+        const auto [at, r] = *timed_.begin();
+        timed_.erase(timed_.begin());
+        advance(r, at);
+      }
+    }
     while (!ready.empty()) {
       const int r = ready.front();
       ready.pop_front();
-      advance(r);
+      advance(r, 0);
     }
     summarize();
     return std::move(times_);
@@ -98,7 +121,54 @@ class Simulation {
     t.end = end;
     RankState& owner = states_[static_cast<std::size_t>(ref.rank)];
     owner.busy.emplace_back(start, end);
-    if (owner.stalled_on == ref.index) ready_->push_back(ref.rank);
+    if (owner.stalled_on != ref.index) return;
+    if (options_.rematch_any_source) {
+      timed_.emplace(std::max(owner.clock, end), ref.rank);
+    } else {
+      ready_->push_back(ref.rank);
+    }
+  }
+
+  /// Whether receive `recv` takes a message of send `send` (source, tag, group).
+  bool accepts(const TraceEvent& recv, const TraceEvent& send) const {
+    return recv.group == send.group && (recv.any_source || recv.peer == send.rank) &&
+           (recv.tag == kAnyTagInTrace || recv.tag == send.tag);
+  }
+
+  void link(EventRef send, EventRef recv) {
+    partner_[static_cast<std::size_t>(send.rank)][send.index] = recv;
+    partner_[static_cast<std::size_t>(recv.rank)][recv.index] = send;
+    const TraceEvent& r = event(recv);
+    if (r.any_source && r.peer != send.rank) ++times_.rematched_receives;
+  }
+
+  /// A message to a rank matched as posted: a send takes the first waiting receive that
+  /// accepts it, a receive the earliest posted send it accepts.
+  void match_as_posted(EventRef ref) {
+    const TraceEvent& e = event(ref);
+    if (e.op == OpKind::send) {
+      auto& waiting = waiting_recvs_[static_cast<std::size_t>(e.peer)];
+      for (auto it = waiting.begin(); it != waiting.end(); ++it) {
+        if (!accepts(event(*it), e)) continue;
+        const EventRef recv = *it;
+        waiting.erase(it);
+        link(ref, recv);
+        try_message(ref, recv);
+        return;
+      }
+      unmatched_sends_[static_cast<std::size_t>(e.peer)].push_back(ref);
+      return;
+    }
+    auto& sends = unmatched_sends_[static_cast<std::size_t>(ref.rank)];
+    for (auto it = sends.begin(); it != sends.end(); ++it) {
+      if (!accepts(e, event(*it))) continue;
+      const EventRef send = *it;
+      sends.erase(it);
+      link(send, ref);
+      try_message(send, ref);
+      return;
+    }
+    waiting_recvs_[static_cast<std::size_t>(ref.rank)].push_back(ref);
   }
 
   /// A message whose two sides are posted (or, eager, whose send is): complete what can.
@@ -128,6 +198,12 @@ class Simulation {
     if (is_point_to_point(e.op)) {
       const EventRef other = partner_[static_cast<std::size_t>(rank)][index];
       if (e.op == OpKind::send && options_.eager(e.bytes)) complete(ref, at, at);
+      const int receiver = e.op == OpKind::send ? e.peer : rank;
+      if (receiver >= 0 && static_cast<std::size_t>(receiver) < rematch_.size() &&
+          rematch_[static_cast<std::size_t>(receiver)]) {
+        match_as_posted(ref);
+        return;
+      }
       if (other.rank < 0) return;
       if (e.op == OpKind::send) try_message(ref, other);
       if (e.op == OpKind::recv) try_message(other, ref);
@@ -177,19 +253,21 @@ class Simulation {
   }
 
   /// Runs `work`'s compute events one after the other; `spans` gets each one's interval.
-  void compute(RankState& state, const ComputeWork& work,
+  void compute(int rank, RankState& state, const ComputeWork& work,
                std::vector<std::pair<double, double>>& spans) {
     if (work.empty()) return;
     const double from = state.clock;
     for (const ComputeItem& item : work.as_items()) {
-      const double seconds = model_.event_seconds(item);
+      const double seconds = model_.event_seconds(item, rank);
       spans.emplace_back(state.clock, state.clock + seconds);
       state.clock += seconds;
     }
     if (state.clock > from) state.busy.emplace_back(from, state.clock);
   }
 
-  void advance(int rank) {
+  /// Runs `rank` on until it must wait; with rematch_any_source, until it has posted one
+  /// operation, or its clock passed `at` (when it was queued): then it queues again.
+  void advance(int rank, double at) {
     RankState& state = states_[static_cast<std::size_t>(rank)];
     if (state.finished) return;
     state.stalled_on = kNone;
@@ -201,9 +279,21 @@ class Simulation {
         return std::binary_search(e.in_flight.begin(), e.in_flight.end(), events[index].rank_seq);
       };
       if (!close_open(state, rank, in_flight, never)) return;
-      compute(state, e.compute, times_.operations[static_cast<std::size_t>(rank)][state.next].compute);
+      if (state.computed != state.next) {
+        state.computed = state.next;
+        compute(rank, state, e.compute,
+                times_.operations[static_cast<std::size_t>(rank)][state.next].compute);
+      }
+      if (options_.rematch_any_source && state.clock > at) {
+        timed_.emplace(state.clock, rank);  // others may post before it
+        return;
+      }
       state.open.push_back(state.next);
       post(rank, state.next++, state.clock);
+      if (options_.rematch_any_source) {
+        timed_.emplace(state.clock, rank);
+        return;
+      }
     }
     // The end: wait for what completed when recorded and for the operation the rank was
     // blocked on (every pending one, without wait points); drop the rest.
@@ -216,7 +306,7 @@ class Simulation {
             state, rank, [](std::size_t) { return false; }, blocked))
       return;
     if (!events.empty()) {
-      compute(state, events.back().compute_after,
+      compute(rank, state, events.back().compute_after,
               times_.operations[static_cast<std::size_t>(rank)].back().compute_after);
     }
     state.finished = true;
@@ -227,6 +317,7 @@ class Simulation {
       RankState& state = states_[r];
       RankTime rank;
       rank.finished = state.finished;
+      if (!state.finished) rank.stalled_on = state.stalled_on;
       rank.end = state.clock;
       times_.complete = times_.complete && state.finished;
       auto& busy = state.busy;
@@ -239,7 +330,9 @@ class Simulation {
       }
       rank.busy = covered;
       for (const TraceEvent& e : trace_.ranks[r]) {
-        rank.compute += model_.compute_seconds(e.compute) + model_.compute_seconds(e.compute_after);
+        const int who = static_cast<int>(r);
+        rank.compute +=
+            model_.compute_seconds(e.compute, who) + model_.compute_seconds(e.compute_after, who);
         for (const ComputeWork* work : {&e.compute, &e.compute_after}) {
           if (work->empty()) continue;
           times_.has_compute = true;
@@ -260,6 +353,13 @@ class Simulation {
     if (times_.step_seconds > 0 && !times_.ranks.empty()) {
       times_.bubble = idle / (static_cast<double>(times_.ranks.size()) * times_.step_seconds);
     }
+    std::vector<double> ends;
+    std::vector<bool> finished;
+    for (const RankTime& rank : times_.ranks) {
+      ends.push_back(rank.end);
+      finished.push_back(rank.finished);
+    }
+    times_.waits = analyze_waits(trace_, times_.operations, ends, finished, &partner_);
   }
 
   const Trace& trace_;
@@ -271,17 +371,12 @@ class Simulation {
   std::vector<std::vector<std::size_t>> slot_of_;  ///< collective slot of each collective
   std::vector<CollectiveSlot> slots_;
   std::deque<int>* ready_ = nullptr;
+  std::set<std::pair<double, int>> timed_;  ///< rematch_any_source: ranks by their clock
+  std::vector<bool> rematch_;               ///< ranks whose receives match as posted
+  std::vector<std::vector<EventRef>> unmatched_sends_;  ///< per receiver, in post order
+  std::vector<std::vector<EventRef>> waiting_recvs_;    ///< per receiver, in post order
   VirtualTimes times_;
 };
-
-/// A duration as people read it: "812 ns", "3.25 µs", "1.200 ms", "2.5 s".
-std::string seconds_text(double s) {
-  if (s == 0) return "0";
-  if (s < 1e-6) return fmt::format("{:.0f} ns", s * 1e9);
-  if (s < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
-  if (s < 1) return fmt::format("{:.4g} ms", s * 1e3);
-  return fmt::format("{:.4g} s", s);
-}
 
 // Seconds as the trace's integer nanoseconds. A time past the int64 range (2^63 ns, ~292
 // years: `--cost alpha=1e10` gets there) saturates at kMaxTraceNs, which the reader accepts,
@@ -306,6 +401,15 @@ void time_compute(ComputeWork& work, const std::vector<std::pair<double, double>
 }
 
 }  // namespace
+
+std::string seconds_text(double s) {
+  if (s == 0) return "0";
+  // The bounds allow for rounding: 999.9996 us reads "1 ms", not "1e+03 us".
+  if (s < 0.9995e-6) return fmt::format("{:.0f} ns", s * 1e9);
+  if (s < 0.9995e-3) return fmt::format("{:.3g} us", s * 1e6);
+  if (s < 0.99995) return fmt::format("{:.4g} ms", s * 1e3);
+  return fmt::format("{:.4g} s", s);
+}
 
 bool exceeds_trace_time(const VirtualTimes& times) {
   return !(times.step_seconds * 1e9 < 0x1p63);
@@ -356,9 +460,11 @@ std::string format_virtual_times(const VirtualTimes& times, const CostModel& mod
                                  std::size_t max_ranks) {
   std::string out;
   auto it = std::back_inserter(out);
-  fmt::format_to(
-      it, "virtual time ({}): step {}, pipeline bubble {:.1f}% (idle share of {} ranks)\n",
-      model.describe(), seconds_text(times.step_seconds), times.bubble * 100, times.ranks.size());
+  // Idle time is named by its cause below: a pipeline bubble only where stages wait on
+  // each other, a straggler where a collective waits for its last member.
+  fmt::format_to(it, "virtual time ({}): step {}, idle {:.1f}% of {} ranks' time\n",
+                 model.describe(), seconds_text(times.step_seconds), times.bubble * 100,
+                 times.ranks.size());
   fmt::format_to(it, "{:>6}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}\n", "rank", "end", "busy",
                  "compute", "comm", "idle");
   for (std::size_t r = 0; r < times.ranks.size() && r < max_ranks; ++r) {
@@ -372,10 +478,16 @@ std::string format_virtual_times(const VirtualTimes& times, const CostModel& mod
     fmt::format_to(it, "  ... and {} more ranks (--json lists all)\n",
                    times.ranks.size() - max_ranks);
   }
+  out += format_wait_analysis(times.waits);
   if (!times.has_compute && model.prices_compute()) {
     fmt::format_to(it,
                    "note: the trace records no compute, so the cost model's FLOP rate and layer "
                    "time change nothing\n");
+  }
+  if (!times.has_compute && !model.topology().compute_factor.empty()) {
+    fmt::format_to(it,
+                   "note: the trace records no compute, so slowing a rank's compute (--slow) "
+                   "changes nothing\n");
   }
   if (times.unpriced_flops) {
     fmt::format_to(it,
@@ -401,13 +513,15 @@ nlohmann::json virtual_times_to_json(const VirtualTimes& times, const CostModel&
                      {"comm_s", t.comm},
                      {"idle_s", t.idle}});
   }
-  return {{"cost_model", model.describe()},
-          {"step_s", times.step_seconds},
-          {"bubble", times.bubble},
-          {"complete", times.complete},
-          {"has_compute", times.has_compute},
-          {"trace_ns_saturated", exceeds_trace_time(times)},
-          {"ranks", ranks}};
+  nlohmann::json out = {{"cost_model", model.describe()},
+                        {"step_s", times.step_seconds},
+                        {"bubble", times.bubble},
+                        {"complete", times.complete},
+                        {"has_compute", times.has_compute},
+                        {"trace_ns_saturated", exceeds_trace_time(times)},
+                        {"ranks", ranks}};
+  out.update(wait_analysis_to_json(times.waits));  // idle by cause, who waited for whom
+  return out;
 }
 
 }  // namespace ranklab

@@ -35,6 +35,8 @@
 
 #include "traces/cost_model.hpp"
 #include "traces/event.hpp"
+#include "traces/operation_time.hpp"
+#include "traces/wait_analysis.hpp"
 
 namespace ranklab {
 
@@ -44,17 +46,14 @@ struct VirtualTimeOptions {
   std::optional<std::uint64_t> eager_limit;
 
   bool eager(std::uint64_t bytes) const { return eager_limit && bytes <= *eager_limit; }
-};
 
-/// One operation on the virtual clock, in seconds. end < 0: it never completed.
-struct OperationTime {
-  double post = -1;   ///< when the rank posted it (-1: never reached)
-  double start = -1;  ///< when its transfer or collective began
-  double end = -1;
-  /// [start, end] of each compute event before it (ComputeWork::as_items order), and of
-  /// each after it (the rank's last operation's compute_after).
-  std::vector<std::pair<double, double>> compute;
-  std::vector<std::pair<double, double>> compute_after;
+  /// Receives from any source take the message that arrives first in virtual time (the
+  /// earliest posted send to their rank that they accept), not the sender they took when
+  /// recorded; so does every receive of a rank that has one (a named receive takes the
+  /// earliest posted send from its source, MPI's non-overtaking order). Ranks then post
+  /// in virtual-time order (ties: the lower rank). What `replay --what-if` predicts with:
+  /// another timing may match differently, and strand a send or a receive (a hang).
+  bool rematch_any_source = false;
 };
 
 /// One rank's step.
@@ -66,6 +65,8 @@ struct RankTime {
   double busy = 0;     ///< union of compute and transfers
   double comm = 0;     ///< busy - compute: time spent in transfers only
   double idle = 0;     ///< step time - busy
+  /// Not finished: the index of the operation it waits for forever.
+  std::size_t stalled_on = static_cast<std::size_t>(-1);
 };
 
 struct VirtualTimes {
@@ -76,6 +77,10 @@ struct VirtualTimes {
   bool complete = true;     ///< every rank finished
   bool has_compute = false; ///< the trace records any compute
   bool unpriced_flops = false;  ///< some compute is FLOPs only and the model has no FLOP rate
+  WaitAnalysis waits;           ///< who waited for whom, idle by cause, the critical path
+  /// With rematch_any_source: receives from any source that took another sender than
+  /// recorded.
+  std::size_t rematched_receives = 0;
 };
 
 /// Runs `trace` on `model`.
@@ -96,7 +101,8 @@ void annotate(Trace& trace, const VirtualTimes& times);
 /// `trace` takes the times of the event of `timed` with its rank and rank_seq.
 void annotate(Trace& trace, const Trace& timed, const VirtualTimes& times);
 
-/// "virtual time (COST): step 1.23 ms, bubble 12.5%" then a line per rank (up to `max_ranks`).
+/// "virtual time (COST): step 1.23 ms, idle 12.5% of 8 ranks' time", a line per rank (up
+/// to `max_ranks`), then who waited for whom (traces/wait_analysis.hpp).
 std::string format_virtual_times(const VirtualTimes& times, const CostModel& model,
                                  std::size_t max_ranks = 16);
 nlohmann::json virtual_times_to_json(const VirtualTimes& times, const CostModel& model);
