@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "comm/rank_list.hpp"
+#include "traces/rank_list.hpp"
 
 namespace ranklab::cli {
 namespace {

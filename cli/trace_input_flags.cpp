@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "cli/choice_flags.hpp"
-#include "comm/rank_list.hpp"
+#include "traces/rank_list.hpp"
 #include "traces/error.hpp"
 #include "traces/quote_input.hpp"
 #include "traces/trace_input.hpp"

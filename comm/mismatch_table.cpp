@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "comm/rank_list.hpp"
+#include "traces/rank_list.hpp"
 #include "traces/event_text.hpp"
 
 namespace ranklab::detail {

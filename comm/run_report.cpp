@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "comm/rank_list.hpp"
+#include "traces/rank_list.hpp"
 #include "traces/enum_names.hpp"
 #include "traces/error.hpp"
 #include "traces/event_text.hpp"

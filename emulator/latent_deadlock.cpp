@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "comm/rank_list.hpp"
+#include "traces/rank_list.hpp"
 
 namespace ranklab::detail {
 namespace {

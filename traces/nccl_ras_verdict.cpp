@@ -4,26 +4,13 @@
 
 #include <algorithm>
 
+#include "traces/rank_list.hpp"
+
 namespace ranklab {
 namespace {
 
-/// "0-3, 6, 8-9": ascending ranks, runs of three or more as ranges.
-std::string ranges(const std::vector<int>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    if (j >= i + 2) {
-      out += fmt::format("{}-{}", ranks[i], ranks[j]);
-      i = j + 1;
-    } else {
-      out += std::to_string(ranks[i]);
-      ++i;
-    }
-  }
-  return out;
-}
+/// "0-3, 6, 8-9": ascending ranks, runs of three or more as ranges, as every report lists them.
+std::string ranges(const std::vector<int>& ranks) { return detail::join_ranks(ranks); }
 
 std::string comm_name(const RasCommunicator& comm) {
   return fmt::format("communicator {}", comm.hash);

@@ -1,4 +1,4 @@
-// Cycles of a wait-for graph, for deadlock reports (comm/rank_list.hpp prints them).
+// Cycles of a wait-for graph, for deadlock reports (traces/rank_list.hpp prints them).
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "comm/rank_list.hpp"
+#include "traces/rank_list.hpp"
 #include "emulator/diagnosis/describe.hpp"
 
 namespace ranklab::diagnosis {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "comm/rank_list.hpp"
+#include "traces/rank_list.hpp"
 #include "emulator/diagnosis/describe.hpp"
 
 namespace ranklab::diagnosis {

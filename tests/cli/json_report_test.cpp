@@ -71,7 +71,7 @@ void expect_header(const Both& b, const std::string& command, const std::string&
   }
 }
 
-// The ranks a text line lists: "rank 3" or "ranks 0-2, 5 (4 ranks)" (comm/rank_list.hpp).
+// The ranks a text line lists: "rank 3" or "ranks 0-2, 5 (4 ranks)" (traces/rank_list.hpp).
 std::set<int> listed_ranks(const std::string& line) {
   std::set<int> out;
   static const std::regex entry(R"((\d+)(?:-(\d+))?)");

@@ -1,11 +1,11 @@
-// Rank lists as every report writes them (comm/rank_list.hpp): runs of three or more as
+// Rank lists as every report writes them (traces/rank_list.hpp): runs of three or more as
 // ranges, the rest one by one, cut after a number of entries so that a line stays a line.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "comm/rank_list.hpp"
+#include "traces/rank_list.hpp"
 
 namespace ranklab::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "comm/rank_list.hpp"
+#include "traces/rank_list.hpp"
 
 #include <limits>
 

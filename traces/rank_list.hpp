@@ -1,6 +1,6 @@
-// Lists of ranks as report text: "0-3, 5 and 7-9", a wait-for cycle "0 -> 2 -> 0". In comm/
-// with the run report (comm/run_report.hpp), which prints its cycles through format_cycle.
-// Every report that lists ranks goes through join_ranks, so that a 512-rank run reads
+// Lists of ranks as report text: "0-3, 5 and 7-9", a wait-for cycle "0 -> 2 -> 0". In traces/,
+// the lowest module, so that the run report (comm/run_report.hpp) and the readers' own
+// reports (NCCL RAS snapshots) share it. Every report that lists ranks goes through join_ranks, so that a 512-rank run reads
 // "ranks 0-510" on every backend and in every section (`--json` keeps the full lists).
 #pragma once
 
