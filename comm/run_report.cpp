@@ -68,11 +68,18 @@ std::string render_analysis(const FailureAnalysis& a) {
   }
   if (!a.last_events.empty()) {
     out += "\nlast events:\n";
-    for (const RankEvents& r : a.last_events) {
-      out += fmt::format("  rank {}:", r.rank);
-      if (r.events.empty()) out += " (no operations completed)";
-      out += "\n";
-      for (const std::string& e : r.events) out += "    " + e + "\n";
+    const auto& last = a.last_events;
+    for (std::size_t i = 0; i < last.size();) {
+      if (!last[i].events.empty()) {
+        out += fmt::format("  rank {}:\n", last[i].rank);
+        for (const std::string& e : last[i].events) out += "    " + e + "\n";
+        ++i;
+        continue;
+      }
+      // Ranks in a row that completed nothing share a line: 511 of them at 512 ranks.
+      std::vector<int> idle;
+      for (; i < last.size() && last[i].events.empty(); ++i) idle.push_back(last[i].rank);
+      out += "  " + detail::ranks_text(idle) + ": (no operations completed)\n";
     }
   }
   return out;
