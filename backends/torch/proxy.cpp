@@ -15,8 +15,13 @@ namespace ranklab::torch_bridge {
 
 struct ProcessProxy::Pending {
   Work work;
-  std::vector<std::byte> buffer;  ///< what a send sends, or where a receive lands
+  /// What a send sends, where a receive lands, or a collective's input (and its output
+  /// when it works in place).
+  std::vector<std::byte> buffer;
+  std::vector<std::byte> output;  ///< a collective's output when not in place
   bool receive = false;
+  bool collective = false;
+  bool in_place = false;
 };
 
 namespace {
@@ -150,6 +155,14 @@ void ProcessProxy::answer(WireMessage& message) {
   collective(header, comm, message.payload);
 }
 
+namespace {
+
+bool works_in_place(const std::string& op) {
+  return op == "all_reduce" || op == "broadcast" || op == "reduce";
+}
+
+}  // namespace
+
 void ProcessProxy::collective(const json& header, Communicator& comm,
                               std::span<std::byte> payload) {
   const auto op = field<std::string>(header, "op");
@@ -160,45 +173,95 @@ void ProcessProxy::collective(const json& header, Communicator& comm,
     throw UsageError(fmt::format("{} sent {} bytes for {} elements of {}", op, payload.size(),
                                  in_count, to_string(dtype)));
   }
-  // In place: a payload in the process's region is answered from where it lies.
-  const MutableBuffer input{payload.data(), in_count, dtype};
-  if (op == "all_reduce" || op == "broadcast" || op == "reduce") {
-    if (op == "all_reduce") comm.all_reduce(input, {.op = reduce_of(header)});
-    if (op == "broadcast") comm.broadcast(input, {.root = field<int>(header, "root")});
-    if (op == "reduce") {
-      comm.reduce(input, {.op = reduce_of(header), .root = field<int>(header, "root")});
-    }
-    connection_.send(json::object(), payload);
+  const bool in_place = works_in_place(op);
+  if (header.value("async", false)) {
+    // Posted now, answered with a handle; its wait or poll answers the output. Its own copy
+    // of the input: the region the payload may lie in serves the process's next call.
+    auto pending = std::make_unique<Pending>();
+    pending->collective = true;
+    pending->in_place = in_place;
+    pending->buffer.assign(payload.begin(), payload.end());
+    if (!in_place) pending->output.resize(out_count * size_of(dtype));
+    const MutableBuffer input{pending->buffer.data(), in_count, dtype};
+    const MutableBuffer output =
+        in_place ? input : MutableBuffer{pending->output.data(), out_count, dtype};
+    Work work;
+    issue(header, comm, input, output, &work);
+    pending->work = std::move(work);
+    connection_.send({{"handle", add_pending(std::move(pending))}});
     return;
   }
-  std::vector<std::byte> output(out_count * size_of(dtype));
-  const MutableBuffer out{output.data(), out_count, dtype};
-  if (op == "all_gather") {
-    comm.all_gather(input, out);
-  } else if (op == "reduce_scatter") {
-    comm.reduce_scatter(input, out, {.op = reduce_of(header)});
-  } else if (op == "gather") {
-    comm.gather(input, out, {.root = field<int>(header, "root")});
-  } else if (op == "scatter") {
-    comm.scatter(input, out, {.root = field<int>(header, "root")});
-  } else if (op == "all_to_all") {
-    const auto send_counts = optional_field<std::vector<std::size_t>>(header, "send_counts");
-    const auto recv_counts = optional_field<std::vector<std::size_t>>(header, "recv_counts");
-    if (send_counts || recv_counts) {
-      // torch's split sizes: either side may be left even.
-      const auto even = [&](std::size_t count) {
-        return std::vector<std::size_t>(static_cast<std::size_t>(comm.size()),
-                                        count / static_cast<std::size_t>(comm.size()));
-      };
-      comm.all_to_all_v(input, send_counts ? *send_counts : even(in_count), out,
-                        recv_counts ? *recv_counts : even(out_count));
+  // In place: a payload in the process's region is answered from where it lies.
+  const MutableBuffer input{payload.data(), in_count, dtype};
+  std::vector<std::byte> output(in_place ? 0 : out_count * size_of(dtype));
+  issue(header, comm, input,
+        in_place ? input : MutableBuffer{output.data(), out_count, dtype}, nullptr);
+  connection_.send(json::object(), in_place ? std::span<const std::byte>(payload)
+                                            : std::span<const std::byte>(output));
+}
+
+void ProcessProxy::issue(const json& header, Communicator& comm, MutableBuffer input,
+                         MutableBuffer output, Work* posted) {
+  // The plain (blocking) form, or the posted one into *posted.
+  const auto run = [posted](auto&& blocking, auto&& posting) {
+    if (posted != nullptr) {
+      *posted = posting();
     } else {
-      comm.all_to_all(input, out);
+      blocking();
     }
-  } else {
-    throw UsageError(fmt::format("unknown call '{}'", op));
+  };
+  const auto op = field<std::string>(header, "op");
+  if (op == "all_reduce") {
+    const AllReduceOptions options{.op = reduce_of(header)};
+    return run([&] { comm.all_reduce(input, options); },
+               [&] { return comm.iall_reduce(input, options); });
   }
-  connection_.send(json::object(), output);
+  if (op == "broadcast") {
+    const BroadcastOptions options{.root = field<int>(header, "root")};
+    return run([&] { comm.broadcast(input, options); },
+               [&] { return comm.ibroadcast(input, options); });
+  }
+  if (op == "reduce") {
+    const ReduceOptions options{.op = reduce_of(header), .root = field<int>(header, "root")};
+    return run([&] { comm.reduce(input, options); },
+               [&] { return comm.ireduce(input, options); });
+  }
+  const ConstBuffer in = input;
+  if (op == "all_gather") {
+    return run([&] { comm.all_gather(in, output); },
+               [&] { return comm.iall_gather(in, output); });
+  }
+  if (op == "reduce_scatter") {
+    const ReduceScatterOptions options{.op = reduce_of(header)};
+    return run([&] { comm.reduce_scatter(in, output, options); },
+               [&] { return comm.ireduce_scatter(in, output, options); });
+  }
+  if (op == "gather") {
+    const GatherOptions options{.root = field<int>(header, "root")};
+    return run([&] { comm.gather(in, output, options); },
+               [&] { return comm.igather(in, output, options); });
+  }
+  if (op == "scatter") {
+    const ScatterOptions options{.root = field<int>(header, "root")};
+    return run([&] { comm.scatter(in, output, options); },
+               [&] { return comm.iscatter(in, output, options); });
+  }
+  if (op != "all_to_all") throw UsageError(fmt::format("unknown call '{}'", op));
+  auto send_counts = optional_field<std::vector<std::size_t>>(header, "send_counts");
+  auto recv_counts = optional_field<std::vector<std::size_t>>(header, "recv_counts");
+  if (!send_counts && !recv_counts) {
+    return run([&] { comm.all_to_all(in, output); },
+               [&] { return comm.iall_to_all(in, output); });
+  }
+  // torch's split sizes: either side may be left even.
+  const auto even = [&](std::size_t count) {
+    return std::vector<std::size_t>(static_cast<std::size_t>(comm.size()),
+                                    count / static_cast<std::size_t>(comm.size()));
+  };
+  if (!send_counts) send_counts = even(input.count);
+  if (!recv_counts) recv_counts = even(output.count);
+  return run([&] { comm.all_to_all_v(in, *send_counts, output, *recv_counts); },
+             [&] { return comm.iall_to_all_v(in, *send_counts, output, *recv_counts); });
 }
 
 void ProcessProxy::post_point_to_point(const json& header, Communicator& comm,
@@ -223,9 +286,13 @@ void ProcessProxy::post_point_to_point(const json& header, Communicator& comm,
     const int source = optional_field<int>(header, "peer").value_or(kAnySource);
     pending->work = comm.irecv(MutableBuffer{pending->buffer.data(), count, dtype}, source, tag);
   }
+  connection_.send({{"handle", add_pending(std::move(pending))}});
+}
+
+std::int64_t ProcessProxy::add_pending(std::unique_ptr<Pending> pending) {
   const std::int64_t handle = next_handle_++;
   pending_.emplace(handle, std::move(pending));
-  connection_.send({{"handle", handle}});
+  return handle;
 }
 
 void ProcessProxy::complete(const json& header, bool wait) {
@@ -246,6 +313,8 @@ void ProcessProxy::complete(const json& header, bool wait) {
     const RecvStatus status = pending.work.status();
     answer["source"] = status.source;
     data = pending.buffer;
+  } else if (pending.collective) {
+    data = pending.in_place ? pending.buffer : pending.output;
   }
   connection_.send(answer, data);
   pending_.erase(it);

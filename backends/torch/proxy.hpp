@@ -45,11 +45,19 @@ class ProcessProxy {
 
   /// Answers one call; throws what the fabric threw.
   void answer(WireMessage& message);
+  /// A collective: answered when done, or, for a call marked "async", posted and answered
+  /// with a handle that wait/test complete.
   void collective(const nlohmann::json& header, Communicator& comm,
                   std::span<std::byte> payload);
+  /// Runs the call's collective on `comm`: its plain form, or, with `posted`, its i-form
+  /// into *posted.
+  void issue(const nlohmann::json& header, Communicator& comm, MutableBuffer input,
+             MutableBuffer output, Work* posted);
   void post_point_to_point(const nlohmann::json& header, Communicator& comm,
                            std::span<const std::byte> payload);
   void complete(const nlohmann::json& header, bool wait);
+  /// Keeps a posted operation until its wait or poll; returns its handle.
+  std::int64_t add_pending(std::unique_ptr<Pending> pending);
   /// The call's group: the world, or the new_group of the global ranks it lists.
   Communicator& group_of(const nlohmann::json& header);
 

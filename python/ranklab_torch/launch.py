@@ -14,6 +14,7 @@ import traceback
 import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
 
+from . import deferred
 from .process_group import RanklabProcessGroup, ReleasedError, world_barrier
 from .wire import Connection
 
@@ -30,6 +31,7 @@ def _install(connection, keep_backend, rank):
                                    options.global_ranks_in_group)
 
     dist.Backend.register_backend("ranklab", create, extended_api=True)
+    deferred.install()
     if keep_backend:
         return
 

@@ -1,19 +1,23 @@
 """The `ranklab` torch.distributed backend: a ProcessGroup whose every call goes to ranklab's
 coordinator, which runs it on the emulator's fabric (one fiber per process) and answers.
 
-Collectives complete before they return (their Work is done; DDP's reducer reads its future),
-so the coordinator sees each process's calls in program order. Point-to-point operations are
-posted and return a handle: wait(), is_completed() and the source of a receive go to the
-coordinator too, so a batch of isend/irecv is posted whole before anything waits, as NCCL's
-group semantics give.
+A call returns at the coordinator's next decision point. A collective asked for with
+async_op=True, or launched during backward (DDP's buckets: deferred.py), is posted and returns
+a Work whose wait(), is_completed() and future go to the coordinator; any other collective
+completes before it returns (its Work is done), as torch.distributed's blocking calls and C++
+callers outside backward expect. Point-to-point operations are posted and return a handle
+likewise, so a batch of isend/irecv is posted whole before anything waits, as NCCL's group
+semantics give.
 """
 
+import sys
 import threading
 
 import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import _create_work_from_future
 
+from . import deferred
 from .sites import user_stack
 
 _DTYPES = {
@@ -90,29 +94,32 @@ def _done(result):
     return _create_work_from_future(future)
 
 
-class _PointToPointWork(dist.Work):
-    """A posted send or receive, completed by the coordinator when waited or polled."""
+class _PostedWork(dist.Work):
+    """A posted operation, completed by the coordinator when waited or polled. Kept alive
+    while C++ may still call it (deferred.py): a Python Work that only C++ holds loses its
+    methods when Python collects it."""
 
-    def __init__(self, group, handle, tensor):
+    def __init__(self, group, handle, answer_bytes, fill, result):
         super().__init__()
         self._group = group
         self._handle = handle
-        self._tensor = tensor
-        self._source = -1
+        self._answer_bytes = answer_bytes
+        self._fill = fill
+        self._result = result
+        self._future = torch.futures.Future()
         self._completed = False
+        self._deferred = False
 
     def _finish(self, reply, payload):
         if not reply.get("done", True):
             return
         self._completed = True
-        self._source = reply.get("source", -1)
-        if payload:
-            _fill(self._tensor, payload, 0)
+        self._fill(reply, payload)
+        self._future.set_result(self._result)
 
     def _complete(self, op):
-        answer = self._tensor.numel() * self._tensor.element_size()
-        self._group._call({"op": op, "handle": self._handle}, answer_bytes=answer,
-                          fill=self._finish)
+        self._group._call({"op": op, "handle": self._handle},
+                          answer_bytes=self._answer_bytes, fill=self._finish)
 
     def wait(self, timeout=None):
         if not self._completed:
@@ -127,19 +134,53 @@ class _PointToPointWork(dist.Work):
     def is_success(self):
         return self.is_completed()
 
+    def result(self):
+        self.wait()
+        return self._result
+
+    def get_future(self):
+        # Pending only where something completes it before C++ can wait on it: the end of
+        # the current backward (a comm hook's dist.all_reduce(async_op=True).get_future()).
+        if not self._completed and not self._deferred:
+            if deferred.can_defer():
+                self._deferred = True
+                deferred.defer(self.wait)
+            else:
+                self.wait()
+        return self._future
+
+
+class _PointToPointWork(_PostedWork):
+    """A posted send or receive; a receive knows its source once complete."""
+
+    def __init__(self, group, handle, tensor):
+        super().__init__(group, handle, tensor.numel() * tensor.element_size(), self._land,
+                         [tensor])
+        self._source = -1
+
+    def _land(self, reply, payload):
+        self._source = reply.get("source", -1)
+        if payload:
+            _fill(self._result[0], payload, 0)
+
+    def get_future(self):
+        self.wait()
+        return self._future
+
     def _source_rank(self):
         self.wait()
         return self._source
 
-    def result(self):
-        self.wait()
-        return [self._tensor]
 
-    def get_future(self):
-        self.wait()
-        future = torch.futures.Future()
-        future.set_result([self._tensor])
-        return future
+def _async_asked():
+    """torch.distributed's async_op when one of its functions made this call; None when
+    C++ (DDP's reducer) or the script itself called the group's method."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    if frame is None or not frame.f_code.co_filename.endswith("distributed_c10d.py"):
+        return None
+    return bool(frame.f_locals.get("async_op", False))
 
 
 def call(connection, header, payloads=(), answer_bytes=0, fill=None):
@@ -185,8 +226,9 @@ class RanklabProcessGroup(dist.ProcessGroup):
         header["group"] = self._global_ranks
         return call(self._connection, header, payloads, answer_bytes, fill)
 
-    def _collective(self, op, inputs, outputs, **fields):
-        """Runs collective `op` on `inputs`' bytes; fills `outputs` from the answer."""
+    def _collective(self, op, inputs, outputs, result, **fields):
+        """Runs collective `op` on `inputs`' bytes, to fill `outputs` from the answer; returns
+        its Work, whose result is `result`: done, or posted (see the module's comment)."""
         header = {"op": op, "dtype": _dtype(inputs[0] if inputs else outputs[0])}
         header.update(fields)
         header["counts"] = [t.numel() for t in inputs]
@@ -201,35 +243,40 @@ class RanklabProcessGroup(dist.ProcessGroup):
                 offset = _fill(t, payload, offset)
 
         answer = sum(t.numel() * t.element_size() for t in outputs)
-        self._call(header, [_bytes(t) for t in inputs], answer, fill)
+        payloads = [_bytes(t) for t in inputs]
+        asked = _async_asked()
+        if not (asked if asked is not None else deferred.can_defer()):
+            self._call(header, payloads, answer, fill)
+            return _done(result)
+        header["async"] = True
+        work = _PostedWork(self, self._call(header, payloads)["handle"], answer, fill, result)
+        if asked is None:  # launched during backward by C++ (DDP) or the script's hook
+            work._deferred = True
+            deferred.defer(work.wait)
+        return work
 
     def allreduce(self, tensors, opts=None):
         op = _reduce_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
-        self._collective("all_reduce", tensors, tensors, reduce=op)
-        return _done(tensors)
+        return self._collective("all_reduce", tensors, tensors, tensors, reduce=op)
 
     def allreduce_coalesced(self, tensors, opts=None):
         return self.allreduce(tensors, opts)
 
     def broadcast(self, tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
-        self._collective("broadcast", tensors, tensors, root=root)
-        return _done(tensors)
+        return self._collective("broadcast", tensors, tensors, tensors, root=root)
 
     def reduce(self, tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
         op = _reduce_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
-        self._collective("reduce", tensors, tensors, root=root, reduce=op)
-        return _done(tensors)
+        return self._collective("reduce", tensors, tensors, tensors, root=root, reduce=op)
 
     def allgather(self, output_tensors, input_tensors, opts=None):
         outputs = [t for per_input in output_tensors for t in per_input]
-        self._collective("all_gather", input_tensors, outputs)
-        return _done(output_tensors)
+        return self._collective("all_gather", input_tensors, outputs, output_tensors)
 
     def _allgather_base(self, output, input, opts=None):
-        self._collective("all_gather", [input], [output])
-        return _done([output])
+        return self._collective("all_gather", [input], [output], [output])
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
         raise RuntimeError("ranklab: allgather_coalesced is not supported by the ranklab backend")
@@ -237,13 +284,12 @@ class RanklabProcessGroup(dist.ProcessGroup):
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
         op = _reduce_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
         inputs = [t for per_output in input_tensors for t in per_output]
-        self._collective("reduce_scatter", inputs, output_tensors, reduce=op)
-        return _done(output_tensors)
+        return self._collective("reduce_scatter", inputs, output_tensors, output_tensors,
+                                reduce=op)
 
     def _reduce_scatter_base(self, output, input, opts=None):
         op = _reduce_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
-        self._collective("reduce_scatter", [input], [output], reduce=op)
-        return _done([output])
+        return self._collective("reduce_scatter", [input], [output], [output], reduce=op)
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         def counts(tensor, splits):
@@ -251,28 +297,24 @@ class RanklabProcessGroup(dist.ProcessGroup):
                 return None
             row = tensor[0].numel() if tensor.dim() and tensor.shape[0] else 0
             return [s * row for s in splits]
-        self._collective("all_to_all", [input], [output],
-                         send_counts=counts(input, input_split_sizes),
-                         recv_counts=counts(output, output_split_sizes))
-        return _done([output])
+        return self._collective("all_to_all", [input], [output], [output],
+                                send_counts=counts(input, input_split_sizes),
+                                recv_counts=counts(output, output_split_sizes))
 
     def alltoall(self, output_tensors, input_tensors, opts=None):
-        self._collective("all_to_all", input_tensors, output_tensors,
-                         send_counts=[t.numel() for t in input_tensors],
-                         recv_counts=[t.numel() for t in output_tensors])
-        return _done(output_tensors)
+        return self._collective("all_to_all", input_tensors, output_tensors, output_tensors,
+                                send_counts=[t.numel() for t in input_tensors],
+                                recv_counts=[t.numel() for t in output_tensors])
 
     def gather(self, output_tensors, input_tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
         outputs = [t for per_input in output_tensors for t in per_input]
-        self._collective("gather", input_tensors, outputs, root=root)
-        return _done(output_tensors)
+        return self._collective("gather", input_tensors, outputs, output_tensors, root=root)
 
     def scatter(self, output_tensors, input_tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
         inputs = [t for per_output in input_tensors for t in per_output]
-        self._collective("scatter", inputs, output_tensors, root=root)
-        return _done(output_tensors)
+        return self._collective("scatter", inputs, output_tensors, output_tensors, root=root)
 
     def barrier(self, opts=None):
         self._call({"op": "barrier"})

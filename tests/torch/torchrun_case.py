@@ -160,6 +160,25 @@ def ddp_vs_gloo():
     compare_with_gloo("ddp.py", 2)
 
 
+def async_collectives():
+    """Collectives posted now and completed later: an async all_reduce outstanding across a
+    ring of blocking sends, and DDP's buckets overlapping backward (five variants), against
+    Gloo's results (at 2 processes, where a sum has one order: Gloo's ring adds 3 in
+    another); then, at 3, one trace from three runs whose processes wait at random."""
+    compare_with_gloo("async_collectives.py", 2)
+    with tempfile.TemporaryDirectory() as folder:
+        traces = set()
+        for attempt in range(3):
+            path = os.path.join(folder, f"t{attempt}.jsonl")
+            torchrun("--nproc-per-node", "3", "--policy", "random:5", "--trace", path,
+                     script("async_collectives.py"), "--sleep")
+            with open(path, "rb") as trace:
+                traces.add(trace.read())
+        if len(traces) != 1:
+            sys.exit("FAIL: three runs of async_collectives.py under random:5 wrote "
+                     f"{len(traces)} different traces")
+
+
 def skip_all_reduce():
     """Rank 0, the odd one, is blamed whichever rank reaches the call first (issue 28 §1),
     with every rank's call in the table."""
@@ -249,6 +268,7 @@ def two_nodes():
 CASES = {f.__name__: f for f in (
     two_nodes, pipeline_1f1b, order_and_forgotten_group, seed_step_hybrid, seed_step_modes,
     collectives, collectives_vs_gloo, large_tensors, ddp_vs_gloo, ddp_mixed_precision,
+    async_collectives,
     skip_all_reduce, both_send, both_send_eager, size_mismatch, raises, deterministic_trace)}
 
 
