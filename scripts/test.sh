@@ -8,11 +8,8 @@ TEST_PACKAGES=true source "$ROOT/scripts/setup.sh"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)"
 
 if [ "${CI:-}" = "true" ]; then
-  # The whole suite under UndefinedBehaviorSanitizer. Without precompiled headers: this build
-  # compiles every target, so a unit that forgets an include the precompiled header gave it
-  # fails here (cmake/precompiled_headers.cmake).
-  BUILD_DIR="$ROOT/build-ubsan" \
-    RANKLAB_CMAKE_ARGS="-DRANKLAB_SANITIZE=undefined -DRANKLAB_BUILD_BENCH=OFF -DRANKLAB_PRECOMPILED_HEADERS=OFF" \
+  # The whole suite under UndefinedBehaviorSanitizer.
+  BUILD_DIR="$ROOT/build-ubsan" RANKLAB_CMAKE_ARGS="-DRANKLAB_SANITIZE=undefined -DRANKLAB_BUILD_BENCH=OFF" \
     configure_and_build
   # Without the PyTorch bridge's script runs (label torch): their C++ is the bridge's
   # coordinator, which the plain run covers, and each of their processes imports torch.
