@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <string>
-#include <string_view>
 #include <utility>
 
 #include "model/span_of.hpp"
@@ -11,6 +10,16 @@
 namespace ranklab {
 
 namespace {
+
+// all_reduce(sum) then ÷ size, on one parameter's gradient (a matrix or a vector), labelled.
+template <typename Dense>
+void average_one(Communicator& dp, Dense& grad, std::string label,
+                 const ModelDevice<typename Dense::Scalar>& device) {
+  const auto scope = dp.annotate(std::move(label));
+  dp.all_reduce(device_buffer(grad, device.memory()), {.op = ReduceOp::sum});
+  device.divide({grad.data(), static_cast<std::size_t>(grad.size())},
+                static_cast<typename Dense::Scalar>(dp.size()));
+}
 
 // The label of the all_reduce of `name`'s gradient (parameter `param` of local layer `layer`),
 // from `labels` where the caller keeps them.
@@ -21,17 +30,6 @@ std::string label_of(std::size_t layer, int param, std::string_view name,
   };
   if (labels == nullptr) return make();
   return labels->get({static_cast<int>(layer), param, 0, 0}, make);
-}
-
-// all_reduce(sum) then ÷ size, on one parameter's gradient (a matrix or a vector).
-template <typename Dense>
-void average_one(Communicator& dp, Dense& grad, std::string label,
-                 const ModelDevice<typename Dense::Scalar>& device) {
-  using Scalar = typename Dense::Scalar;
-  const auto scope = dp.annotate(std::move(label));
-  dp.all_reduce(device_buffer(grad, device.memory()), {.op = ReduceOp::sum});
-  device.divide({grad.data(), static_cast<std::size_t>(grad.size())},
-                static_cast<Scalar>(dp.size()));
 }
 
 }  // namespace

@@ -17,9 +17,8 @@ namespace ranklab {
 namespace detail {
 
 // One rank's runs of its stage of a schedule. Buffers are per (micro-batch, chunk) slot,
-// m·V + c, allocated by the first step and reused by the next: a received activation stays
-// until its forward, a forward's cache until its backward, an input gradient until it is
-// sent.
+// m·V + c, kept from step to step: a received activation stays until its forward, a
+// forward's cache until its backward, an input gradient until it is sent.
 template <typename Scalar>
 class StageRunner {
  public:
@@ -73,57 +72,11 @@ class StageRunner {
     out.output_is_sequence_shard = sp_ && !last_stage && split_.tp > 1;
     out.output.resize(
         out.output_is_sequence_shard ? split_.shard_rows(inputs.rows()) : inputs.rows(), hidden_);
-    out.loss.reset();
-    if (last_stage) out.loss = Scalar(0);
+    out.loss = last_stage ? std::optional<Scalar>(Scalar(0)) : std::nullopt;
     run_schedule(after_pass);
   }
 
  private:
-  void run_schedule(const std::function<void()>& after_pass) {
-    for (const Step& step : schedule_.stages.at(static_cast<std::size_t>(stage_))) {
-      if (!step.compute) {
-        exchange(step.transfers);
-      } else if (step.pass.kind == PassKind::forward) {
-        forward(step.pass.microbatch, step.pass.chunk);
-      } else {
-        backward(step.pass.microbatch, step.pass.chunk);
-      }
-      if (step.compute && after_pass) after_pass();
-    }
-    RankResult<Scalar>& out = *out_;
-    out.grads.clear();
-    for (std::vector<LayerGrads<Scalar>>& grads : chunk_grads_) {
-      for (LayerGrads<Scalar>& g : grads) out.grads.push_back(std::move(g));
-    }
-    dp_labels_.use_suffix(suffix_);
-    average_gradients(layout_.data_parallel(), out.grads, device_, suffix_, &dp_labels_);
-  }
-
-  // The gradients the last step handed out (out.grads, in chunk order) go back to their
-  // chunks as storage for this step's, where the caller left them whole.
-  void reclaim_gradients() {
-    std::vector<LayerGrads<Scalar>>& given = out_->grads;
-    std::size_t layers = 0;
-    for (const auto& chunk : chunks_) layers += chunk.size();
-    if (given.size() != layers) return;
-    std::size_t k = 0;
-    for (std::size_t c = 0; c < chunk_grads_.size(); ++c) {
-      chunk_grads_[c].resize(chunks_[c].size());
-      for (LayerGrads<Scalar>& g : chunk_grads_[c]) g = std::move(given[k++]);
-    }
-  }
-
-  // What a label of labels_ names (the first number of its LabelCache::Key).
-  enum LabelKind : int {
-    reduce_output,
-    reduce_input_grad,
-    gather_input,
-    gather_output_grad,
-    forward_pass,
-    backward_pass,
-    transfer,
-  };
-
   // Every TP (or SP) call names its layer, pass and micro-batch in traces and reports:
   // "TP all_reduce of layer 2 forward, micro-batch 1".
   void name_layer_communication() {
@@ -155,7 +108,7 @@ class StageRunner {
       record_compute(layer_ - layer_base_);
     };
   }
-  void label(std::function<void(Matrix<Scalar>&)>& hook, LabelKind kind, std::string_view what,
+  void label(std::function<void(Matrix<Scalar>&)>& hook, int kind, std::string_view what,
              std::string_view pass) {
     if (!hook) return;
     hook = [this, inner = std::move(hook), kind, what, pass](Matrix<Scalar>& values) {
@@ -265,14 +218,7 @@ class StageRunner {
     for (const Transfer& t : transfers) {
       const std::size_t i = slot(t.microbatch, t.chunk);
       const int tag = tag_of(t.payload);
-      const bool activation = t.payload == Payload::activation;
-      const auto scope = pp.annotate(labels_.get(
-          {LabelKind::transfer, (t.send ? 2 : 0) + (activation ? 1 : 0), t.microbatch, t.chunk},
-          [&] {
-            return fmt::format("PP {} of micro-batch {} {}, chunk {}{}", t.send ? "send" : "recv",
-                               t.microbatch, activation ? "activation" : "gradient", t.chunk,
-                               suffix_);
-          }));
+      const auto scope = pp.annotate(transfer_label(t));
       if (t.send) {
         const Matrix<Scalar>& m =
             t.payload == Payload::activation ? caches_[i].output : grad_out_[i];
@@ -294,6 +240,63 @@ class StageRunner {
                                      works_[j].status().count));
       }
     }
+  }
+
+  void run_schedule(const std::function<void()>& after_pass) {
+    for (const Step& step : schedule_.stages.at(static_cast<std::size_t>(stage_))) {
+      if (!step.compute) {
+        exchange(step.transfers);
+      } else if (step.pass.kind == PassKind::forward) {
+        forward(step.pass.microbatch, step.pass.chunk);
+      } else {
+        backward(step.pass.microbatch, step.pass.chunk);
+      }
+      if (step.compute && after_pass) after_pass();
+    }
+    RankResult<Scalar>& out = *out_;
+    out.grads.clear();
+    for (std::vector<LayerGrads<Scalar>>& grads : chunk_grads_) {
+      for (LayerGrads<Scalar>& g : grads) out.grads.push_back(std::move(g));
+    }
+    dp_labels_.use_suffix(suffix_);
+    average_gradients(layout_.data_parallel(), out.grads, device_, suffix_, &dp_labels_);
+  }
+
+  // The gradients the last step handed out (out.grads, in chunk order) go back to their
+  // chunks as storage for this step's, where the caller left them whole.
+  void reclaim_gradients() {
+    std::vector<LayerGrads<Scalar>>& given = out_->grads;
+    std::size_t layers = 0;
+    for (const auto& chunk : chunks_) layers += chunk.size();
+    if (given.size() != layers) return;
+    std::size_t k = 0;
+    for (std::size_t c = 0; c < chunk_grads_.size(); ++c) {
+      chunk_grads_[c].resize(chunks_[c].size());
+      for (LayerGrads<Scalar>& g : chunk_grads_[c]) g = std::move(given[k++]);
+    }
+  }
+
+  // What a label of labels_ names (the first number of its LabelCache::Key).
+  enum LabelKind : int {
+    reduce_output,
+    reduce_input_grad,
+    gather_input,
+    gather_output_grad,
+    forward_pass,
+    backward_pass,
+    transfer,
+  };
+
+  // "PP send of micro-batch 0 activation, chunk 0": the label of a transfer.
+  const std::string& transfer_label(const Transfer& t) {
+    const bool activation = t.payload == Payload::activation;
+    return labels_.get(
+        {LabelKind::transfer, (t.send ? 2 : 0) + (activation ? 1 : 0), t.microbatch, t.chunk},
+        [&] {
+          return fmt::format("PP {} of micro-batch {} {}, chunk {}{}", t.send ? "send" : "recv",
+                             t.microbatch, activation ? "activation" : "gradient", t.chunk,
+                             suffix_);
+        });
   }
 
   ParallelLayout& layout_;
