@@ -23,12 +23,10 @@ class SeedStep {
         layout_(world, kSeedLayout),
         chunks_(shard_stage<float>(problem.layers, kSeedLayout, 1, layout_.coords())),
         schedule_(build_schedule(options_.schedule_spec(kSeedLayout.pp))),
-        replica_(static_cast<std::size_t>(layout_.coords().d)) {}
+        replica_(static_cast<std::size_t>(layout_.coords().d)),
+        step_(layout_, schedule_, options_.tp_comm, problem.shape.seq, chunks_) {}
 
-  void operator()() {
-    pipeline_step<float>(layout_, schedule_, options_.tp_comm, problem_.shape.seq, chunks_,
-                         problem_.inputs[replica_], problem_.targets[replica_], out_);
-  }
+  void operator()() { step_(problem_.inputs[replica_], problem_.targets[replica_], out_); }
 
  private:
   const Problem<float>& problem_;
@@ -38,6 +36,7 @@ class SeedStep {
                               std::declval<const Coords&>())) chunks_;
   Schedule schedule_;
   std::size_t replica_;
+  PipelineStep<float> step_;  // keeps its buffers from one step to the next, as training does
   RankResult<float> out_;
 };
 

@@ -9,16 +9,19 @@
 
 #include "collectives/communicator.hpp"
 #include "model/device.hpp"
+#include "model/label_cache.hpp"
 #include "model/layer.hpp"
 
 namespace ranklab {
 
 /// Averages `grads` over `dp` in place: Σ over the group, then ÷ group size (a division,
 /// which rounds as torch's grad.div_ does). A group of one sends nothing. `label_suffix`
-/// ends each call's label (", step 3" in a run of many steps).
+/// ends each call's label (", step 3" in a run of many steps). `labels` (may be null): where
+/// the labels are kept from one call to the next, for a caller that averages step after step
+/// (its suffix must be label_suffix: LabelCache::use_suffix).
 template <typename Scalar>
 void average_gradients(Communicator& dp, std::vector<LayerGrads<Scalar>>& grads,
                        const ModelDevice<Scalar>& device = cpu_device<Scalar>(),
-                       std::string_view label_suffix = {});
+                       std::string_view label_suffix = {}, LabelCache* labels = nullptr);
 
 }  // namespace ranklab

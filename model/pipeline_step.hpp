@@ -26,6 +26,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +35,34 @@
 #include "model/step_options.hpp"
 
 namespace ranklab {
+
+namespace detail {
+template <typename Scalar>
+class StageRunner;
+}  // namespace detail
+
+/// One rank's pipeline step, set up once and run as often as asked: the same step as
+/// pipeline_step below, whose buffers (activations, the layers' caches, gradients, the hooks
+/// and labels of the communication) are kept from one step to the next instead of made
+/// afresh. Every argument of the constructor must outlive it.
+template <typename Scalar>
+class PipelineStep {
+ public:
+  PipelineStep(ParallelLayout& layout, const Schedule& schedule, TpComm tp_comm,
+               std::int64_t seq, const std::vector<std::vector<LayerParams<Scalar>>>& chunks,
+               const ModelDevice<Scalar>& device = cpu_device<Scalar>());
+  ~PipelineStep();
+  PipelineStep(const PipelineStep&) = delete;
+  PipelineStep& operator=(const PipelineStep&) = delete;
+
+  /// One step, as pipeline_step. `out` may be the last step's: its storage is reused.
+  void operator()(ConstMatrixRef<Scalar> inputs, ConstMatrixRef<Scalar> targets,
+                  RankResult<Scalar>& out, std::string_view label_suffix = {},
+                  const std::function<void()>& after_pass = {});
+
+ private:
+  std::unique_ptr<detail::StageRunner<Scalar>> runner_;
+};
 
 /// Runs stage layout.coords().p of `schedule` (built for layout's PP) on the rank's TP
 /// shards `chunks` (one vector of layers per chunk, chunk order), with its replica's

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,21 +53,22 @@ class RankTrainer {
     const auto d = static_cast<std::size_t>(c.d);
     inputs_ = &problem.inputs[d];
     targets_ = &problem.targets[d];
-    if (on_host()) return;  // on cpu nothing moves
-    for (auto& chunk : chunks_) {
-      for (LayerParams<Scalar>& layer : chunk) layer = upload(*device_, std::move(layer));
+    if (!on_host()) {  // on cpu nothing moves
+      for (auto& chunk : chunks_) {
+        for (LayerParams<Scalar>& layer : chunk) layer = upload(*device_, std::move(layer));
+      }
+      device_data_ = {device_->upload(*inputs_), device_->upload(*targets_)};
+      inputs_ = &device_data_[0];
+      targets_ = &device_data_[1];
     }
-    device_data_ = {device_->upload(*inputs_), device_->upload(*targets_)};
-    inputs_ = &device_data_[0];
-    targets_ = &device_data_[1];
+    pipeline_.emplace(layout_, schedule_, options.tp_comm, seq_, chunks_, *device_);
   }
 
   bool on_host() const { return device_->memory() == nullptr; }
 
   // `label_suffix` ends every communication label (", step 3"; empty: the seed's labels).
   void step(std::string_view label_suffix, const PassObserver& after_pass) {
-    pipeline_step<Scalar>(layout_, schedule_, options_.tp_comm, seq_, chunks_, *inputs_,
-                          *targets_, out_, *device_, label_suffix, after_pass);
+    (*pipeline_)(*inputs_, *targets_, out_, label_suffix, after_pass);
   }
 
   // Every chunk's layers minus lr times their gradients (out_.grads is in chunk order).
@@ -114,6 +116,7 @@ class RankTrainer {
   const Matrix<Scalar>* targets_ = nullptr;
   std::array<Matrix<Scalar>, 2> device_data_;  // their copies, where the device has memory
   RankResult<Scalar> out_;
+  std::optional<PipelineStep<Scalar>> pipeline_;  // its buffers kept from step to step
 };
 
 }  // namespace

@@ -107,11 +107,30 @@ void copy_elements(S* to, const S* from, Eigen::Index n) {
   for (Eigen::Index i = n / kPiece * kPiece; i < n; ++i) to[i] = from[i];
 }
 
+// Whether a view's rows follow one another in memory, so that it is one run of elements.
+template <typename S>
+bool contiguous(View<S> v) {
+  return v.stride == v.cols || v.rows <= 1;
+}
+// The same elements as one row (for a contiguous view).
+template <typename S>
+View<S> as_one_row(View<S> v) {
+  const std::ptrdiff_t n = v.rows * v.cols;
+  return {v.data, 1, n, n};
+}
+
 // f(out, in...) on every element of out: row by row, in chunks of kChunk elements copied into
 // aligned fixed-size arrays (the last one padded with zeros), so that every element takes the
-// same vectorized path wherever it lies in memory.
+// same vectorized path wherever it lies in memory. Where every view is contiguous the rows
+// run as one: an element's value does not depend on which chunk or lane it falls in (the
+// function is elementwise, every lane the same packet code), and rows narrower than a chunk
+// (the TP shards' 32 columns) then fill whole chunks instead of half-padded ones.
 template <typename S, typename F, typename... In>
 void chunked(View<S> out, F f, ConstView<In>... in) {
+  if (out.rows > 1 && contiguous(out) && (contiguous(in) && ...)) {
+    chunked<S>(as_one_row(out), f, as_one_row(in)...);
+    return;
+  }
   Chunk<S> result;
   for (std::ptrdiff_t r = 0; r < out.rows; ++r) {
     for (std::ptrdiff_t c = 0; c < out.cols; c += kChunk) {

@@ -128,6 +128,26 @@ TEST(KernelDispatchTest, BitsDoNotDependOnAddresses) {
   }
 }
 
+//! On every ISA, GELU and its derivative give the same bits on a matrix whose rows lie one
+//! after another (the kernels run them as one run of elements, chunks spanning rows) as on
+//! the same values as a block of a wider matrix (row by row, a row's last chunk padded):
+//! widths narrower than a chunk (the TP shards' 32), not dividing it, and wider.
+TEST(KernelDispatchTest, ContiguousRowsGiveTheBitsOfRowByRow) {
+  for (const Isa isa : kernels::available_isas()) {
+    const testing::ScopedIsa scoped(isa);
+    for (const Eigen::Index width : {32, 13, 64, 100}) {
+      const Matrix<float> z = random_normal_matrix<float>(kRows, width, 91, 2.0);
+      Matrix<float> wider = Matrix<float>::Zero(kRows, width + 7);
+      wider.leftCols(width) = z;
+      const auto block = wider.leftCols(width);
+      EXPECT_TRUE(gelu<float>(z) == gelu<float>(block))
+          << kernels::to_string(isa) << ", width " << width;
+      EXPECT_TRUE(gelu_grad<float>(z) == gelu_grad<float>(block))
+          << kernels::to_string(isa) << ", width " << width;
+    }
+  }
+}
+
 //! Every ISA computes what the baseline does, within float rounding: the GELU, its
 //! derivative, the loss and a layer's forward and backward.
 TEST(KernelDispatchTest, EveryIsaAgreesWithTheBaseline) {
