@@ -15,10 +15,12 @@ namespace ranklab {
 
 /// Averages `grads` over `dp` in place: Σ over the group, then ÷ group size (a division,
 /// which rounds as torch's grad.div_ does). A group of one sends nothing. `label_suffix`
-/// ends each call's label (", step 3" in a run of many steps).
+/// ends each call's label (", step 3" in a run of many steps). Every all_reduce is recorded
+/// at `where`, the caller's line (leave it out), not this helper's.
 template <typename Scalar>
 void average_gradients(Communicator& dp, std::vector<LayerGrads<Scalar>>& grads,
                        const ModelDevice<Scalar>& device = cpu_device<Scalar>(),
-                       std::string_view label_suffix = {});
+                       std::string_view label_suffix = {},
+                       Communicator::Where where = Communicator::Where::current());
 
 }  // namespace ranklab
