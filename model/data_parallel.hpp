@@ -18,10 +18,12 @@ namespace ranklab {
 /// which rounds as torch's grad.div_ does). A group of one sends nothing. `label_suffix`
 /// ends each call's label (", step 3" in a run of many steps). `labels` (may be null): where
 /// the labels are kept from one call to the next, for a caller that averages step after step
-/// (its suffix must be label_suffix: LabelCache::use_suffix).
+/// (its suffix must be label_suffix: LabelCache::use_suffix). Every all_reduce is recorded at
+/// `where`, the caller's line (leave it out), not this helper's.
 template <typename Scalar>
 void average_gradients(Communicator& dp, std::vector<LayerGrads<Scalar>>& grads,
                        const ModelDevice<Scalar>& device = cpu_device<Scalar>(),
-                       std::string_view label_suffix = {}, LabelCache* labels = nullptr);
+                       std::string_view label_suffix = {}, LabelCache* labels = nullptr,
+                       Communicator::Where where = Communicator::Where::current());
 
 }  // namespace ranklab

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <source_location>
+
 #include "traces/error.hpp"
 
 namespace ranklab {
@@ -20,9 +22,11 @@ const Matrix<Scalar>& dense_forward(LayerSpan<Scalar> layers, ConstMatrixRef<Sca
     Matrix<Scalar>& y = l + 1 < count ? cache.inputs[l + 1] : cache.output;
     if (hooks.enter_layer) hooks.enter_layer(l);
     device.layer_forward(layers[l], cache.inputs[l], cache.layers[l], y);
-    if (hooks.reduce_output) hooks.reduce_output(y);
+    if (hooks.reduce_output) hooks.reduce_output(y, std::source_location::current());
     device.add_output_bias(layers[l].b2, y);
-    if (l + 1 < count && hooks.gather_input) hooks.gather_input(y);
+    if (l + 1 < count && hooks.gather_input) {
+      hooks.gather_input(y, std::source_location::current());
+    }
   }
   return cache.output;
 }
@@ -48,12 +52,16 @@ void dense_backward(LayerSpan<Scalar> layers, StackCache<Scalar>& cache, ConstMa
     // dL/d(input of layer l) goes to a ping-pong buffer, or to dx for the first layer.
     Matrix<Scalar>* grad_input = l > 0 ? &buffers[l % 2] : dx;
     if (hooks.enter_layer) hooks.enter_layer(l);
-    if (l + 1 < count && hooks.gather_output_grad) hooks.gather_output_grad(buffers[(l + 1) % 2]);
+    if (l + 1 < count && hooks.gather_output_grad) {
+      hooks.gather_output_grad(buffers[(l + 1) % 2], std::source_location::current());
+    }
     const ConstMatrixRef<Scalar> grad_output =
         l + 1 == count ? dy : ConstMatrixRef<Scalar>(buffers[(l + 1) % 2]);
     device.layer_backward(layers[l], cache.inputs[l], cache.layers[l], grad_output, grads[l],
                           grad_input, mode);
-    if (grad_input != nullptr && hooks.reduce_input_grad) hooks.reduce_input_grad(*grad_input);
+    if (grad_input != nullptr && hooks.reduce_input_grad) {
+      hooks.reduce_input_grad(*grad_input, std::source_location::current());
+    }
   }
 }
 

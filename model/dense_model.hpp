@@ -6,6 +6,7 @@
 
 #include <array>
 #include <functional>
+#include <source_location>
 #include <span>
 #include <vector>
 
@@ -34,24 +35,31 @@ struct StackCache {
   std::array<Matrix<Scalar>, 2> grad_buffers;  ///< backward ping-pong between layers
 };
 
+/// A hook's communication on a matrix of the stack. `where` is the line of dense_forward or
+/// dense_backward that calls the hook: the hook hands it on to its Communicator call, so
+/// traces and reports name the layer loop's line that triggered the communication, not the
+/// helper that makes it (as a PyTorch user's report names their script's line).
+template <typename Scalar>
+using MatrixHook = std::function<void(Matrix<Scalar>&, std::source_location where)>;
+
 /// Where a stack of TP shards meets the other shards (Megatron's two regions). Empty
 /// functions (the default) mean a dense stack: no communication.
 template <typename Scalar>
 struct StackHooks {
   /// Reduce-from-TP, forward: applied to each layer's partial output y = a·W2ᵀ before b2
   /// is added (an all_reduce over the TP group). Its backward is the identity.
-  std::function<void(Matrix<Scalar>&)> reduce_output;
+  MatrixHook<Scalar> reduce_output;
   /// Copy-to-TP, backward: applied to each layer's input gradient where one is computed
   /// (an all_reduce over the TP group); not called for a first layer given no dx. Its
   /// forward is the identity.
-  std::function<void(Matrix<Scalar>&)> reduce_input_grad;
+  MatrixHook<Scalar> reduce_input_grad;
   /// Sequence parallelism only (model/sequence_parallel.hpp), where reduce_output leaves
   /// each rank its sequence shard and reduce_input_grad likewise: forward, applied to the
   /// input of every layer after the first (shard to full rows); backward, to the output
   /// gradient of every layer but the last. The stack's own input and output gradient are
   /// full rows, and its output and input gradient shards: the caller gathers at the edges.
-  std::function<void(Matrix<Scalar>&)> gather_input;
-  std::function<void(Matrix<Scalar>&)> gather_output_grad;
+  MatrixHook<Scalar> gather_input;
+  MatrixHook<Scalar> gather_output_grad;
   /// Called with a layer's index in the stack before the layer's own hooks, forward and
   /// backward: lets the caller name the layer's communication (Communicator::annotate).
   std::function<void(std::size_t layer)> enter_layer;

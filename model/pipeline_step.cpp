@@ -103,22 +103,22 @@ class StageRunner {
     };
     if (!gathers) return;
     hooks_.gather_output_grad = [this, inner = std::move(hooks_.gather_output_grad)](
-                                    Matrix<Scalar>& values) {
-      inner(values);
+                                    Matrix<Scalar>& values, Communicator::Where where) {
+      inner(values, where);
       record_compute(layer_ - layer_base_);
     };
   }
-  void label(std::function<void(Matrix<Scalar>&)>& hook, int kind, std::string_view what,
-             std::string_view pass) {
+  void label(MatrixHook<Scalar>& hook, int kind, std::string_view what, std::string_view pass) {
     if (!hook) return;
-    hook = [this, inner = std::move(hook), kind, what, pass](Matrix<Scalar>& values) {
+    hook = [this, inner = std::move(hook), kind, what, pass](Matrix<Scalar>& values,
+                                                             Communicator::Where where) {
       const std::string& text =
           labels_.get({kind, static_cast<int>(layer_), microbatch_, 0}, [&] {
             return fmt::format("{} of layer {} {}, micro-batch {}{}", what, layer_, pass,
                                microbatch_, suffix_);
           });
       const auto scope = layout_.tensor_parallel().annotate(text);
-      inner(values);
+      inner(values, where);
     };
   }
   // The pass now running: its kind, micro-batch, chunk and the model index of its chunk's
@@ -135,11 +135,13 @@ class StageRunner {
     return static_cast<std::size_t>(m * spec_.virtual_stages + c);
   }
 
-  // Full rows of a stage-edge tensor: under sp the shard is gathered (into `gathered_`).
-  ConstMatrixRef<Scalar> full_rows(const Matrix<Scalar>& edge) {
+  // Full rows of a stage-edge tensor: under sp the shard is gathered (into `gathered_`), the
+  // all_gather recorded at the caller's line (forward's or backward's).
+  ConstMatrixRef<Scalar> full_rows(const Matrix<Scalar>& edge,
+                                   Communicator::Where where = Communicator::Where::current()) {
     if (!sp_) return edge;
     all_gather_sequence<Scalar>(layout_.tensor_parallel(), split_, edge, gathered_,
-                                device_.memory());
+                                device_.memory(), where);
     return gathered_;
   }
 

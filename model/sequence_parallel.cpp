@@ -63,38 +63,39 @@ Matrix<Scalar> sequence_shard(ConstMatrixRef<Scalar> full, const SequenceSplit& 
 
 template <typename Scalar>
 void all_gather_sequence(Communicator& tp, const SequenceSplit& split, ConstMatrixRef<Scalar> shard,
-                         Matrix<Scalar>& full, const DeviceMemory* device) {
+                         Matrix<Scalar>& full, const DeviceMemory* device,
+                         Communicator::Where where) {
   if (tp.size() == 1) {
     full = shard;
     return;
   }
   Matrix<Scalar> blocks(shard.rows() * tp.size(), shard.cols());
   const Matrix<Scalar> input = shard;  // contiguous, and `full` may alias `shard`
-  tp.all_gather(device_buffer(input, device), device_buffer(blocks, device));
+  tp.all_gather(device_buffer(input, device), device_buffer(blocks, device), {}, where);
   from_rank_major<Scalar>(blocks, split, full);
 }
 
 template <typename Scalar>
 void reduce_scatter_sequence(Communicator& tp, const SequenceSplit& split, Matrix<Scalar>& values,
-                             const DeviceMemory* device) {
+                             const DeviceMemory* device, Communicator::Where where) {
   if (tp.size() == 1) return;
   Matrix<Scalar> blocks;
   to_rank_major<Scalar>(values, split, blocks);
   values.resize(split.shard_rows(blocks.rows()), blocks.cols());
   const Matrix<Scalar>& input = blocks;
   tp.reduce_scatter(device_buffer(input, device), device_buffer(values, device),
-                    {.op = ReduceOp::sum});
+                    {.op = ReduceOp::sum}, where);
 }
 
 template <typename Scalar>
 StackHooks<Scalar> sequence_parallel_hooks(Communicator& tp, const SequenceSplit& split,
                                            const DeviceMemory* device) {
   if (tp.size() == 1) return {};
-  const auto gather = [&tp, split, device](Matrix<Scalar>& values) {
-    all_gather_sequence<Scalar>(tp, split, values, values, device);
+  const auto gather = [&tp, split, device](Matrix<Scalar>& values, Communicator::Where where) {
+    all_gather_sequence<Scalar>(tp, split, values, values, device, where);
   };
-  const auto scatter = [&tp, split, device](Matrix<Scalar>& values) {
-    reduce_scatter_sequence<Scalar>(tp, split, values, device);
+  const auto scatter = [&tp, split, device](Matrix<Scalar>& values, Communicator::Where where) {
+    reduce_scatter_sequence<Scalar>(tp, split, values, device, where);
   };
   return {.reduce_output = scatter,
           .reduce_input_grad = scatter,
@@ -107,9 +108,10 @@ StackHooks<Scalar> sequence_parallel_hooks(Communicator& tp, const SequenceSplit
                                                  int);                                         \
   template void all_gather_sequence<Scalar>(Communicator&, const SequenceSplit&,               \
                                             ConstMatrixRef<Scalar>, Matrix<Scalar>&,           \
-                                            const DeviceMemory*);                              \
+                                            const DeviceMemory*, Communicator::Where);         \
   template void reduce_scatter_sequence<Scalar>(Communicator&, const SequenceSplit&,           \
-                                                Matrix<Scalar>&, const DeviceMemory*);         \
+                                                Matrix<Scalar>&, const DeviceMemory*,          \
+                                                Communicator::Where);                          \
   template StackHooks<Scalar> sequence_parallel_hooks<Scalar>(Communicator&, const SequenceSplit&, \
                                                               const DeviceMemory*);
 

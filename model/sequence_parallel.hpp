@@ -39,19 +39,24 @@ template <typename Scalar>
 Matrix<Scalar> sequence_shard(ConstMatrixRef<Scalar> full, const SequenceSplit& split, int t);
 
 /// all_gather along the sequence over `tp`: every rank's shard in, full rows out (`full` may
-/// be `shard`). A group of one copies.
+/// be `shard`). A group of one copies. Recorded at `where`, the caller's line (leave it out).
 template <typename Scalar>
 void all_gather_sequence(Communicator& tp, const SequenceSplit& split, ConstMatrixRef<Scalar> shard,
-                         Matrix<Scalar>& full, const DeviceMemory* device = nullptr);
+                         Matrix<Scalar>& full, const DeviceMemory* device = nullptr,
+                         Communicator::Where where = Communicator::Where::current());
 
 /// reduce_scatter along the sequence over `tp`, in place: each rank's partial sums of full
-/// rows in, the rank's shard of the sums out. A group of one keeps its rows.
+/// rows in, the rank's shard of the sums out. A group of one keeps its rows. Recorded at
+/// `where`, the caller's line (leave it out).
 template <typename Scalar>
 void reduce_scatter_sequence(Communicator& tp, const SequenceSplit& split, Matrix<Scalar>& values,
-                             const DeviceMemory* device = nullptr);
+                             const DeviceMemory* device = nullptr,
+                             Communicator::Where where = Communicator::Where::current());
 
 /// The two regions as StackHooks (reduce_output, reduce_input_grad, gather_input,
 /// gather_output_grad); empty hooks when `tp` has one rank. `tp` must outlive the hooks.
+/// Each collective is recorded at the line of dense_forward or dense_backward that calls
+/// the hook.
 template <typename Scalar>
 StackHooks<Scalar> sequence_parallel_hooks(Communicator& tp, const SequenceSplit& split,
                                            const DeviceMemory* device = nullptr);

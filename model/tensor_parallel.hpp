@@ -13,13 +13,16 @@
 namespace ranklab {
 
 /// Sums `values` over `group` in place: all_reduce(sum). A group of one rank has nothing
-/// to add, and, as the reference's Gloo wrapper does, sends nothing.
+/// to add, and, as the reference's Gloo wrapper does, sends nothing. Recorded at `where`,
+/// the caller's line (leave it out), not this helper's.
 template <typename Scalar>
 void all_reduce_sum(Communicator& group, Matrix<Scalar>& values,
-                    const DeviceMemory* device = nullptr);
+                    const DeviceMemory* device = nullptr,
+                    Communicator::Where where = Communicator::Where::current());
 
 /// The copy-to-TP and reduce-from-TP regions over `tp` as StackHooks; empty hooks when
-/// `tp` has one rank. `tp` must outlive the hooks.
+/// `tp` has one rank. `tp` must outlive the hooks. Each all_reduce is recorded at the line
+/// of dense_forward or dense_backward that calls the hook.
 template <typename Scalar>
 StackHooks<Scalar> tensor_parallel_hooks(Communicator& tp, const DeviceMemory* device = nullptr);
 
