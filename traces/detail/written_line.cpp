@@ -26,14 +26,24 @@ class Cursor {
   const char* position() const { return at_; }
   bool done() const { return at_ == end_; }
 
-  /// Moves past `text` if the line goes on with it. Inlined, so that each key's
-  /// comparison is one or two loads of a literal's known length.
+  /// Moves past `text` if the line goes on with it. Inlined, and compared a word at a time
+  /// here rather than by memcmp (which GCC called, eleven times a line): with a literal's
+  /// known length and bytes, each key is one or two compares of a load with a constant.
   [[gnu::always_inline]] bool skip(std::string_view text) {
-    if (static_cast<std::size_t>(end_ - at_) < text.size() ||
-        std::memcmp(at_, text.data(), text.size()) != 0) {
-      return false;
+    const std::size_t size = text.size();
+    if (static_cast<std::size_t>(end_ - at_) < size) return false;
+    std::size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+      std::uint64_t have;
+      std::uint64_t want;
+      std::memcpy(&have, at_ + i, sizeof have);
+      std::memcpy(&want, text.data() + i, sizeof want);
+      if (have != want) return false;
     }
-    at_ += text.size();
+    for (; i < size; ++i) {
+      if (at_[i] != text[i]) return false;
+    }
+    at_ += size;
     return true;
   }
 
