@@ -244,7 +244,8 @@ bool EventParser::parse_written(std::string_view line, TraceEvent& event) const 
     // The site object is the line but its closing brace; the last line's, most often.
     const char* start = in.position();
     const std::string_view rest(start, static_cast<std::size_t>(line.data() + line.size() - start));
-    if (rest.size() >= 2 && rest.back() == '}' && reuse_site(rest.substr(0, rest.size() - 1), event)) {
+    if (rest.size() >= 2 && rest.back() == '}' &&
+        reuse_site(rest.substr(0, rest.size() - 1), event)) {
       return true;
     }
     CallSite site;
