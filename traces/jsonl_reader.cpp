@@ -38,16 +38,12 @@ namespace ranklab {
 namespace {
 
 using detail::as_array;
-using detail::as_enum;
 using detail::as_integer;
 using detail::as_object;
-using detail::as_rank;
 using detail::as_string;
-using detail::as_unsigned;
 using detail::describe;
 using detail::fail;
 using detail::find_field;
-using detail::parse_digits;
 using detail::require_field;
 using nlohmann::json;
 
@@ -58,17 +54,9 @@ constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 20;
 
 /// Accepts "1.MINOR" for any MINOR: minor versions only add fields, which are ignored.
 void check_version(std::string_view version) {
-  const std::size_t dot = version.find('.');
-  std::optional<std::uint64_t> major;
-  std::optional<std::uint64_t> minor;
-  if (dot != std::string_view::npos) {
-    major = parse_digits(version.substr(0, dot), 10);
-    minor = parse_digits(version.substr(dot + 1), 10);
-  }
-  if (!major || !minor) {
-    fail("malformed version {} (expected \"MAJOR.MINOR\")", quote_input(version));
-  }
-  if (*major != kSupportedMajor) {
+  const auto numbers = detail::decimal_pair(version, '.');
+  if (!numbers) fail("malformed version {} (expected \"MAJOR.MINOR\")", quote_input(version));
+  if (numbers->first != kSupportedMajor) {
     fail("unsupported trace version {} (this reader supports {}.x)", excerpt(version),
          kSupportedMajor);
   }

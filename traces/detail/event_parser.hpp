@@ -16,6 +16,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "traces/call_site_table.hpp"
@@ -33,6 +34,18 @@ void reject_fields(const Json& line, OpKind op, std::initializer_list<const char
       fail("field '{}' does not apply to {}", key, to_string(op));
     }
   }
+}
+
+/// "A<separator>B", each a whole string of decimal digits (parse_digits): a msg's "SENDER:SEQ",
+/// a version's "MAJOR.MINOR". nullopt for anything else.
+inline std::optional<std::pair<std::uint64_t, std::uint64_t>> decimal_pair(std::string_view text,
+                                                                          char separator) {
+  const std::size_t at = text.find(separator);
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::optional<std::uint64_t> first = parse_digits(text.substr(0, at), 10);
+  const std::optional<std::uint64_t> second = parse_digits(text.substr(at + 1), 10);
+  if (!first || !second) return std::nullopt;
+  return std::pair{*first, *second};
 }
 
 inline std::uint64_t hash_of(std::string_view text) {
@@ -412,18 +425,13 @@ class EventParser {
   }
 
   MessageId msg_of(std::string_view text) const {
-    const std::size_t colon = text.find(':');
-    std::optional<std::uint64_t> sender;
-    std::optional<std::uint64_t> seq;
-    if (colon != std::string_view::npos) {
-      sender = parse_digits(text.substr(0, colon), 10);
-      seq = parse_digits(text.substr(colon + 1), 10);
+    const auto numbers = decimal_pair(text, ':');
+    if (!numbers) fail("malformed msg {} (expected \"SENDER:SEQ\")", quote_input(text));
+    const auto [sender, seq] = *numbers;
+    if (sender >= static_cast<std::uint64_t>(header_.world_size)) {
+      fail("msg sender {} out of range [0, {})", sender, header_.world_size);
     }
-    if (!sender || !seq) fail("malformed msg {} (expected \"SENDER:SEQ\")", quote_input(text));
-    if (*sender >= static_cast<std::uint64_t>(header_.world_size)) {
-      fail("msg sender {} out of range [0, {})", *sender, header_.world_size);
-    }
-    return MessageId{static_cast<int>(*sender), *seq};
+    return MessageId{static_cast<int>(sender), seq};
   }
 
   const TraceHeader& header_;
