@@ -163,23 +163,13 @@ bool JsonLineParser::container(int depth) {
 /// (the padding's NUL among them) or a byte >= 0x7f, which one word's bit tests find.
 bool JsonLineParser::string(std::string_view& out) {
   const char* start = ++at_;
-  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
   if constexpr (std::endian::native == std::endian::little) {
     while (true) {
       std::uint64_t word;
       std::memcpy(&word, at_, sizeof word);  // within the padding: at_ <= end_
-      // Bytes with the high bit set (>= 0x80), below 0x20, equal to '"' or '\\', or 0x7f.
-      const std::uint64_t quote = word ^ (kOnes * '"');
-      const std::uint64_t backslash = word ^ (kOnes * '\\');
-      const std::uint64_t special = ((word - kOnes * 0x20) | (quote - kOnes) |
-                                     (backslash - kOnes) |
-                                     (word + kOnes)  // 0x7f + 1 sets the high bit
-                                     | word) &
-                                    kHighs;
-      if (special != 0) {
-        // The lowest flagged byte is a true one (a borrow only runs upward from a flagged
-        // byte); it ends the string if it is the quote, and the line's fast parse if not.
+      if (const std::uint64_t special = unplain_bytes(word); special != 0) {
+        // The first byte flagged ends the string if it is the quote, and the line's fast
+        // parse if not.
         at_ += __builtin_ctzll(special) / 8;
         break;
       }

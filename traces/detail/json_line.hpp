@@ -23,6 +23,21 @@
 
 namespace ranklab::detail {
 
+/// The bytes of `word` (eight bytes of a line, read little-endian) that a plain string
+/// cannot hold, each flagged by its high bit: '"', '\\', a control byte (NUL among them),
+/// 0x7f and every byte >= 0x80. Of the flags, the lowest is always a true one (a borrow
+/// only runs upward from a flagged byte), so it is where a plain string's scan stops.
+constexpr std::uint64_t unplain_bytes(std::uint64_t word) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  const std::uint64_t quote = word ^ (kOnes * '"');
+  const std::uint64_t backslash = word ^ (kOnes * '\\');
+  return ((word - kOnes * 0x20) | (quote - kOnes) | (backslash - kOnes) |
+          (word + kOnes)  // 0x7f + 1 sets the high bit
+          | word) &
+         kHighs;
+}
+
 class JsonValue {
  public:
   enum class Kind : std::uint8_t { null, boolean, unsigned_int, negative_int, real, string, array, object };

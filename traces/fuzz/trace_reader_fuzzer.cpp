@@ -4,7 +4,8 @@
 // TraceError with "NAME:LINE: reason"; anything else escaping (another exception type, a
 // crash, a sanitizer report) is a bug. A trace that reads must then survive diff, stats and
 // both exports, and round-trip through the writer. Every line the reader's fast JSON parser
-// takes must parse the same with nlohmann (issue 17 §3).
+// takes must parse the same with nlohmann (issue 17 §3), and every line its direct decoding
+// of ranklab's own lines takes must decode as the general path decodes it (issue 30).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "traces/export_perfetto.hpp"
 #include "traces/fuzz/json_line_check.hpp"
 #include "traces/fuzz/trace_mutator.hpp"
+#include "traces/fuzz/written_line_check.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/stats.hpp"
 
@@ -69,10 +71,34 @@ void check_fast_parser(std::string_view text) {
   }
 }
 
+/// The reader's direct decoding (EventParser::parse_written) takes only lines that the
+/// general path decodes, to the same event; checked where the first line is a header.
+void check_written_lines(std::string_view text) {
+  const std::size_t first_end = std::min(text.find('\n'), text.size());
+  std::istringstream header_only{std::string(text.substr(0, first_end))};
+  ranklab::TraceHeader header;
+  try {
+    header = ranklab::read_trace(header_only, kName).header;
+  } catch (const ranklab::TraceError&) {
+    return;
+  }
+  const ranklab::detail::EventParser direct(header);
+  const ranklab::detail::EventParser general(header);
+  text.remove_prefix(std::min(first_end + 1, text.size()));
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    const std::string problem =
+        ranklab::fuzz::written_line_disagreement(direct, general, text.substr(0, end));
+    if (!problem.empty()) bug("parse_written disagrees with parse()", problem);
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   check_fast_parser(std::string_view(reinterpret_cast<const char*>(data), size));
+  check_written_lines(std::string_view(reinterpret_cast<const char*>(data), size));
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   ranklab::Trace trace;
   try {
