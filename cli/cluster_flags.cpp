@@ -6,13 +6,26 @@
 #include <filesystem>
 
 #include "cli/choice_flags.hpp"
+#include "collectives/algorithms/registry.hpp"
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "model/device.hpp"
+#include "traces/enum_names.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/output_file.hpp"
 
 namespace ranklab::cli {
+
+namespace {
+
+// --algo's values in --help: the registry's algorithms, then the MPI library's own.
+std::string algorithm_choices() {
+  std::vector<std::string_view> names = algorithm_names();
+  names.push_back("mpi");
+  return choices_text(names);
+}
+
+}  // namespace
 
 void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet set) {
   if (set == ClusterFlagSet::program) {
@@ -37,8 +50,7 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
                     "default collective algorithm; mpi (with --backend mpi only) is the MPI "
                     "library's own collectives (fastest; floating-point results then agree "
                     "with the others only within rounding)")
-        ->check(parsed_as("{direct,ring,tree,recursive-doubling,halving-doubling,"
-                          "dissemination,pairwise,mpi}",
+        ->check(parsed_as(algorithm_choices(),
                           [](const std::string& name) {
                             if (name != "mpi") parse_algorithm_flag(name);
                           }))
@@ -160,10 +172,8 @@ std::shared_ptr<JsonlFileSink> open_trace_sink(const ClusterFlags& flags) {
 Algorithm parse_algorithm_flag(std::string_view name) {
   const auto algorithm = parse_algorithm(name);
   if (!algorithm || *algorithm == Algorithm::automatic) {
-    throw UsageError(fmt::format(
-        "unknown --algo '{}': expected direct, ring, tree, recursive-doubling, halving-doubling, "
-        "dissemination or pairwise",
-        name));
+    throw UsageError(fmt::format("unknown --algo '{}': expected {}", name,
+                                 alternatives_text(algorithm_names())));
   }
   return *algorithm;
 }
