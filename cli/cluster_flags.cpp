@@ -9,6 +9,7 @@
 #include "collectives/algorithms/registry.hpp"
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
+#include "emulator/schedule_policies.hpp"
 #include "model/device.hpp"
 #include "traces/enum_names.hpp"
 #include "traces/jsonl.hpp"
@@ -25,17 +26,29 @@ std::string algorithm_choices() {
   return choices_text(names);
 }
 
+// --policy's values in --help, and its help: the scheduling policies' rows.
+std::string policy_choices() {
+  std::vector<std::string_view> syntaxes;
+  for (const SchedulePolicyRow& row : schedule_policies()) syntaxes.push_back(row.syntax);
+  return choices_text(syntaxes);
+}
+
+std::string policy_help() {
+  std::string help = "scheduling policy";
+  for (const SchedulePolicyRow& row : schedule_policies()) {
+    if (!row.help.empty()) help += fmt::format("; {}", row.help);
+  }
+  return help;
+}
+
 }  // namespace
 
 void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet set) {
   if (set == ClusterFlagSet::program) {
     command.add_option("--world", flags.world, "number of ranks (default: the program's own)");
   }
-  command.add_option("--policy", flags.policy,
-                     "scheduling policy; preempt (what explore's shrunk: lines print) runs "
-                     "rank order but for the listed ranks at the listed scheduling steps")
-      ->check(parsed_as("{rank-order,random:SEED,pct:SEED[:DEPTH],preempt:STEP=RANK,...}",
-                        SchedulePolicy::parse))
+  command.add_option("--policy", flags.policy, policy_help())
+      ->check(parsed_as(policy_choices(), SchedulePolicy::parse))
       ->capture_default_str();
   if (set != ClusterFlagSet::torch) {
     command.add_option("--threads", flags.threads, "OS threads running the rank fibers")
