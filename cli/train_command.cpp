@@ -68,10 +68,11 @@ void apply_golden(const TrainFlags& f, ParallelConfig& requested, ModelShape& sh
   shape = g.shape;
   spec.seed = g.seed;
   spec.init_from = dir;
-  spec.f64 = f.dtype ? parse_dtype_f64(*f.dtype) : !info.has_float32;
-  if (spec.f64 ? !info.has_float64 : !info.has_float32) {
+  spec.dtype = f.dtype ? parse_train_dtype(*f.dtype)
+                      : info.has_float32 ? DataType::f32 : DataType::f64;
+  if (!(spec.dtype == DataType::f64 ? info.has_float64 : info.has_float32)) {
     throw UsageError(fmt::format("{} holds no {} data", (dir / "manifest.json").string(),
-                                 spec.f64 ? "float64" : "float32"));
+                                 long_name(spec.dtype)));
   }
 }
 
@@ -119,7 +120,7 @@ nlohmann::json train_trace_config(const TrainSpec& spec, Algorithm algorithm, De
                            {"dp", spec.layout.dp}, {"order", to_string(spec.layout.order)},
                            {"batch", s.batch},     {"seq", s.seq},
                            {"hidden", s.hidden},   {"inter", s.inter},
-                           {"layers", s.layers},   {"dtype", spec.f64 ? "float64" : "float32"},
+                           {"layers", s.layers},   {"dtype", long_name(spec.dtype)},
                            {"seed", spec.seed},    {"algorithm", to_string(algorithm)}};
   // The seed's step keeps the seed's header, byte for byte; other steps name theirs.
   if (!spec.step.is_seed()) {
@@ -412,7 +413,7 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
              .inter = f.inter.value_or(shape.inter),
              .layers = f.layers.value_or(shape.layers)};
     spec.seed = f.seed.value_or(0);
-    spec.f64 = parse_dtype_f64(f.dtype.value_or("f32"));
+    if (f.dtype) spec.dtype = parse_train_dtype(*f.dtype);
   }
   shape.validate();
   requested.validate();
@@ -446,7 +447,7 @@ TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::op
   check_train_memory(spec, flags.max_memory_mib.value_or(0));
   std::optional<CostModel> cost = to_cost_model(cost_flags);
   if (cost) check_slowed_ranks(*cost, spec.layout.world_size());
-  if (spec.f64) {
+  if (spec.dtype == DataType::f64) {
     impl_ = std::make_unique<PreparedJob<double>>(std::move(spec), cluster, std::move(cost));
   } else {
     impl_ = std::make_unique<PreparedJob<float>>(std::move(spec), cluster, std::move(cost));

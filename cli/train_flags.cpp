@@ -4,11 +4,13 @@
 
 #include "cli/choice_flags.hpp"
 #include "cli/memory_flag.hpp"
+#include "cli/train_report.hpp"
 #include "model/parallel_layout.hpp"
 #include "model/problem.hpp"
 #include "model/schedule.hpp"
 #include "model/step_options.hpp"
 #include "model/training.hpp"
+#include "traces/enum_names.hpp"
 
 namespace ranklab::cli {
 
@@ -40,10 +42,37 @@ std::string TrainFlags::first_given() const {
   return {};
 }
 
-bool parse_dtype_f64(std::string_view text) {
-  if (text == "f32" || text == "float32") return false;
-  if (text == "f64" || text == "float64") return true;
-  throw UsageError(fmt::format("unknown --dtype '{}': expected f32 or f64", text));
+namespace {
+
+// The element types the main job trains in (a Trainer<float> or Trainer<double>).
+struct TrainDataType {
+  DataType dtype;
+  std::string_view long_name;
+};
+constexpr TrainDataType kTrainDataTypes[] = {{DataType::f32, "float32"},
+                                             {DataType::f64, "float64"}};
+
+std::vector<std::string_view> train_dtype_names() {
+  std::vector<std::string_view> names;
+  for (const TrainDataType& t : kTrainDataTypes) names.push_back(to_string(t.dtype));
+  return names;
+}
+
+}  // namespace
+
+DataType parse_train_dtype(std::string_view text) {
+  for (const TrainDataType& t : kTrainDataTypes) {
+    if (text == to_string(t.dtype) || text == t.long_name) return t.dtype;
+  }
+  throw UsageError(fmt::format("unknown --dtype '{}': expected {}", text,
+                               alternatives_text(train_dtype_names())));
+}
+
+std::string_view long_name(DataType dtype) {
+  for (const TrainDataType& t : kTrainDataTypes) {
+    if (t.dtype == dtype) return t.long_name;
+  }
+  return to_string(dtype);
 }
 
 void add_train_flags(CLI::App& run, TrainFlags& f) {
@@ -61,8 +90,8 @@ void add_train_flags(CLI::App& run, TrainFlags& f) {
   run.add_option("--inter", f.inter, "MLP intermediate size I")->default_str("64");
   run.add_option("--layers", f.layers, "number of layers L")->default_str("4");
   run.add_option("--dtype", f.dtype, "element type (float32 and float64 are accepted too)")
-      ->check(parsed_as("{f32,f64}", parse_dtype_f64))
-      ->default_str("f32");
+      ->check(parsed_as(choices_text(train_dtype_names()), parse_train_dtype))
+      ->default_str(std::string(to_string(TrainSpec{}.dtype)));
   run.add_option("--order", f.order,
                  "rank numbering: tp-pp-dp (the seed's: rank = d*PP*TP + p*TP + t) or "
                  "tp-dp-pp (Megatron's)")
