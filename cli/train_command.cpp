@@ -378,7 +378,7 @@ void refuse_flags_the_mode_ignores(const TrainFlags& f, ParallelMode mode) {
 
 // --steps and --lr: one step keeps the seed's step (no update, so --lr would be ignored).
 TrainingOptions resolve_training(const TrainFlags& f) {
-  const int steps = f.steps.value_or(1);
+  const int steps = f.steps.value_or(TrainingOptions{}.steps);
   if (steps < 1) {
     throw UsageError(fmt::format("--steps {}: a run trains at least 1 step", steps));
   }
@@ -396,10 +396,11 @@ TrainingOptions resolve_training(const TrainFlags& f) {
 }  // namespace
 
 TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
-  TrainSpec spec{.mode = parse_parallel_mode(f.mode.value_or("hybrid"))};
+  TrainSpec spec;
+  if (f.mode) spec.mode = parse_parallel_mode(*f.mode);
   refuse_flags_the_mode_ignores(f, spec.mode);
-  ParallelConfig requested{.tp = 2, .pp = 2, .dp = 2};
-  requested.order = parse_rank_order(f.order.value_or("tp-pp-dp"));
+  ParallelConfig requested = kMainJobLayout;
+  if (f.order) requested.order = parse_rank_order(*f.order);
   ModelShape shape;
   if (!f.init_from.empty()) {
     apply_golden(f, requested, shape, spec);
@@ -412,7 +413,7 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
              .hidden = f.hidden.value_or(shape.hidden),
              .inter = f.inter.value_or(shape.inter),
              .layers = f.layers.value_or(shape.layers)};
-    spec.seed = f.seed.value_or(0);
+    spec.seed = f.seed.value_or(spec.seed);
     if (f.dtype) spec.dtype = parse_train_dtype(*f.dtype);
   }
   shape.validate();
@@ -426,10 +427,10 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
                                  spec.layout.world_size()));
   }
   spec.save = f.save;
-  spec.step = {.schedule = parse_schedule_kind(f.schedule.value_or("seed")),
-               .microbatches = f.microbatches.value_or(1),
-               .virtual_stages = f.virtual_stages.value_or(1),
-               .tp_comm = parse_tp_comm(f.tp_comm.value_or("allreduce"))};
+  if (f.schedule) spec.step.schedule = parse_schedule_kind(*f.schedule);
+  spec.step.microbatches = f.microbatches.value_or(spec.step.microbatches);
+  spec.step.virtual_stages = f.virtual_stages.value_or(spec.step.virtual_stages);
+  if (f.tp_comm) spec.step.tp_comm = parse_tp_comm(*f.tp_comm);
   spec.step.validate(spec.layout, spec.shape);
   spec.training = resolve_training(f);
   return spec;

@@ -10,9 +10,13 @@
 #include <string>
 #include <string_view>
 
+#include "model/parallel_layout.hpp"
 #include "traces/types.hpp"
 
 namespace ranklab::cli {
+
+/// The main job's layout without --tp, --pp, --dp and --order: TP x PP x DP = 2 x 2 x 2.
+inline constexpr ParallelConfig kMainJobLayout{.tp = 2, .pp = 2, .dp = 2};
 
 /// --dtype: f32 or f64 (or their long names, float32 and float64); throws UsageError
 /// naming the element types the main job trains in otherwise.
