@@ -5,7 +5,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "traces/error.hpp"
@@ -26,6 +28,16 @@ CLI::Validator parsed_as(std::string values, Parse parse) {
         }
       },
       std::move(values));
+}
+
+/// "{f32,f64}": `names` as the values parsed_as shows in --help.
+inline std::string choices_text(std::span<const std::string_view> names) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ",";
+    out += names[i];
+  }
+  return out + "}";
 }
 
 /// A validator that refuses an empty value with `message` (`--scenario ''` ran the main

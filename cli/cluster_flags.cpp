@@ -6,23 +6,49 @@
 #include <filesystem>
 
 #include "cli/choice_flags.hpp"
+#include "collectives/algorithms/registry.hpp"
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
+#include "emulator/schedule_policies.hpp"
 #include "model/device.hpp"
+#include "traces/enum_names.hpp"
 #include "traces/jsonl.hpp"
 #include "traces/output_file.hpp"
 
 namespace ranklab::cli {
 
+namespace {
+
+// --algo's values in --help: the registry's algorithms, then the MPI library's own.
+std::string algorithm_choices() {
+  std::vector<std::string_view> names = algorithm_names();
+  names.push_back("mpi");
+  return choices_text(names);
+}
+
+// --policy's values in --help, and its help: the scheduling policies' rows.
+std::string policy_choices() {
+  std::vector<std::string_view> syntaxes;
+  for (const SchedulePolicyRow& row : schedule_policies()) syntaxes.push_back(row.syntax);
+  return choices_text(syntaxes);
+}
+
+std::string policy_help() {
+  std::string help = "scheduling policy";
+  for (const SchedulePolicyRow& row : schedule_policies()) {
+    if (!row.help.empty()) help += fmt::format("; {}", row.help);
+  }
+  return help;
+}
+
+}  // namespace
+
 void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet set) {
   if (set == ClusterFlagSet::program) {
     command.add_option("--world", flags.world, "number of ranks (default: the program's own)");
   }
-  command.add_option("--policy", flags.policy,
-                     "scheduling policy; preempt (what explore's shrunk: lines print) runs "
-                     "rank order but for the listed ranks at the listed scheduling steps")
-      ->check(parsed_as("{rank-order,random:SEED,pct:SEED[:DEPTH],preempt:STEP=RANK,...}",
-                        SchedulePolicy::parse))
+  command.add_option("--policy", flags.policy, policy_help())
+      ->check(parsed_as(policy_choices(), SchedulePolicy::parse))
       ->capture_default_str();
   if (set != ClusterFlagSet::torch) {
     command.add_option("--threads", flags.threads, "OS threads running the rank fibers")
@@ -37,8 +63,7 @@ void add_cluster_flags(CLI::App& command, ClusterFlags& flags, ClusterFlagSet se
                     "default collective algorithm; mpi (with --backend mpi only) is the MPI "
                     "library's own collectives (fastest; floating-point results then agree "
                     "with the others only within rounding)")
-        ->check(parsed_as("{direct,ring,tree,recursive-doubling,halving-doubling,"
-                          "dissemination,pairwise,mpi}",
+        ->check(parsed_as(algorithm_choices(),
                           [](const std::string& name) {
                             if (name != "mpi") parse_algorithm_flag(name);
                           }))
@@ -160,10 +185,8 @@ std::shared_ptr<JsonlFileSink> open_trace_sink(const ClusterFlags& flags) {
 Algorithm parse_algorithm_flag(std::string_view name) {
   const auto algorithm = parse_algorithm(name);
   if (!algorithm || *algorithm == Algorithm::automatic) {
-    throw UsageError(fmt::format(
-        "unknown --algo '{}': expected direct, ring, tree, recursive-doubling, halving-doubling, "
-        "dissemination or pairwise",
-        name));
+    throw UsageError(fmt::format("unknown --algo '{}': expected {}", name,
+                                 alternatives_text(algorithm_names())));
   }
   return *algorithm;
 }

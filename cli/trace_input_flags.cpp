@@ -4,9 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <string_view>
+#include <utility>
 
 #include "cli/choice_flags.hpp"
 #include "traces/rank_list.hpp"
+#include "traces/enum_names.hpp"
 #include "traces/error.hpp"
 #include "traces/quote_input.hpp"
 #include "traces/trace_input.hpp"
@@ -15,20 +18,43 @@ namespace ranklab::cli {
 
 namespace {
 
-TraceFormat parse_format_flag(std::string_view format) {
-  const std::optional<TraceFormat> parsed = parse_trace_format(format);
-  if (!parsed) {
+const TraceFormat& parse_format_flag(std::string_view format) {
+  const TraceFormat* parsed = find_trace_format(format);
+  if (parsed == nullptr) {
     throw UsageError(fmt::format("unknown --format {}: expected {}",
                                  quote_input(std::string(format)), trace_format_names()));
   }
   return *parsed;
 }
 
+// "{ranklab,simgrid-ti,...}": --format's values in --help.
+std::string format_choices() {
+  std::vector<std::string_view> names;
+  for (const TraceFormat& format : trace_formats()) names.push_back(format.name);
+  return choices_text(names);
+}
+
+// "ranklab (JSON Lines), ... or nccl-log (...)": the formats of `stats_only`, described.
+std::string described_formats(bool stats_only) {
+  std::vector<std::string> described;
+  for (const TraceFormat& format : trace_formats()) {
+    if (format.stats_only != stats_only) continue;
+    described.push_back(fmt::format("{} ({})", format.name, format.description));
+  }
+  return alternatives_text(std::vector<std::string_view>(described.begin(), described.end()));
+}
+
 }  // namespace
 
+std::string format_help() {
+  const std::string stats_only = described_formats(/*stats_only=*/true);
+  return described_formats(/*stats_only=*/false) +
+         (stats_only.empty() ? "" : "; with stats only, " + stats_only);
+}
+
 void add_format_flag(CLI::App& command, std::string& format) {
-  command.add_option("--format", format, kFormatHelp)
-      ->check(parsed_as("{ranklab,simgrid-ti,pytorch-fr,nccl-log,nccl-ras}", parse_format_flag))
+  command.add_option("--format", format, format_help())
+      ->check(parsed_as(format_choices(), parse_format_flag))
       ->capture_default_str();
 }
 
@@ -70,13 +96,20 @@ void log_nccl_import(const Trace& trace) {
   }
 }
 
+// What an import found, on stderr, for the formats whose reader leaves notes in the header.
+constexpr std::pair<std::string_view, void (*)(const Trace&)> kImportLogs[] = {
+    {"pytorch-fr", log_fr_import},
+    {"nccl-log", log_nccl_import},
+};
+
 }  // namespace
 
 Trace read_trace_input(const std::string& format, const std::vector<std::string>& paths) {
-  const TraceFormat parsed = parse_format_flag(format);
+  const TraceFormat& parsed = parse_format_flag(format);
   Trace trace = ranklab::read_trace_input(parsed, {paths.begin(), paths.end()});
-  if (parsed == TraceFormat::pytorch_fr) log_fr_import(trace);
-  if (parsed == TraceFormat::nccl_log) log_nccl_import(trace);
+  for (const auto& [name, log_import] : kImportLogs) {
+    if (name == parsed.name) log_import(trace);
+  }
   return trace;
 }
 

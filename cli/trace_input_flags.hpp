@@ -10,14 +10,8 @@
 
 namespace ranklab::cli {
 
-/// The help text of --format.
-inline constexpr const char* kFormatHelp =
-    "ranklab (JSON Lines), simgrid-ti (SMPI's time-independent trace: its trace.txt, the "
-    "folder holding it, or a file of actions), pytorch-fr (PyTorch Flight Recorder dumps, "
-    "JSON or pickle: one file per rank, or their folder) or nccl-log (NCCL_DEBUG=INFO logs "
-    "with NCCL_DEBUG_SUBSYS=INIT,COLL: one file per process, one interleaved file, or their "
-    "folder); with stats only, nccl-ras (what `ncclras` or `ncclras -f json` prints: one or "
-    "more snapshots of one job, in the order taken)";
+/// The help text of --format, from the formats' rows (traces/trace_input.hpp).
+std::string format_help();
 
 /// Adds --format to `command`, bound to `format`.
 void add_format_flag(CLI::App& command, std::string& format);

@@ -68,10 +68,11 @@ void apply_golden(const TrainFlags& f, ParallelConfig& requested, ModelShape& sh
   shape = g.shape;
   spec.seed = g.seed;
   spec.init_from = dir;
-  spec.f64 = f.dtype ? parse_dtype_f64(*f.dtype) : !info.has_float32;
-  if (spec.f64 ? !info.has_float64 : !info.has_float32) {
+  spec.dtype = f.dtype ? parse_train_dtype(*f.dtype)
+                      : info.has_float32 ? DataType::f32 : DataType::f64;
+  if (!(spec.dtype == DataType::f64 ? info.has_float64 : info.has_float32)) {
     throw UsageError(fmt::format("{} holds no {} data", (dir / "manifest.json").string(),
-                                 spec.f64 ? "float64" : "float32"));
+                                 long_name(spec.dtype)));
   }
 }
 
@@ -119,7 +120,7 @@ nlohmann::json train_trace_config(const TrainSpec& spec, Algorithm algorithm, De
                            {"dp", spec.layout.dp}, {"order", to_string(spec.layout.order)},
                            {"batch", s.batch},     {"seq", s.seq},
                            {"hidden", s.hidden},   {"inter", s.inter},
-                           {"layers", s.layers},   {"dtype", spec.f64 ? "float64" : "float32"},
+                           {"layers", s.layers},   {"dtype", long_name(spec.dtype)},
                            {"seed", spec.seed},    {"algorithm", to_string(algorithm)}};
   // The seed's step keeps the seed's header, byte for byte; other steps name theirs.
   if (!spec.step.is_seed()) {
@@ -377,7 +378,7 @@ void refuse_flags_the_mode_ignores(const TrainFlags& f, ParallelMode mode) {
 
 // --steps and --lr: one step keeps the seed's step (no update, so --lr would be ignored).
 TrainingOptions resolve_training(const TrainFlags& f) {
-  const int steps = f.steps.value_or(1);
+  const int steps = f.steps.value_or(TrainingOptions{}.steps);
   if (steps < 1) {
     throw UsageError(fmt::format("--steps {}: a run trains at least 1 step", steps));
   }
@@ -395,10 +396,11 @@ TrainingOptions resolve_training(const TrainFlags& f) {
 }  // namespace
 
 TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
-  TrainSpec spec{.mode = parse_parallel_mode(f.mode.value_or("hybrid"))};
+  TrainSpec spec;
+  if (f.mode) spec.mode = parse_parallel_mode(*f.mode);
   refuse_flags_the_mode_ignores(f, spec.mode);
-  ParallelConfig requested{.tp = 2, .pp = 2, .dp = 2};
-  requested.order = parse_rank_order(f.order.value_or("tp-pp-dp"));
+  ParallelConfig requested = kMainJobLayout;
+  if (f.order) requested.order = parse_rank_order(*f.order);
   ModelShape shape;
   if (!f.init_from.empty()) {
     apply_golden(f, requested, shape, spec);
@@ -411,8 +413,8 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
              .hidden = f.hidden.value_or(shape.hidden),
              .inter = f.inter.value_or(shape.inter),
              .layers = f.layers.value_or(shape.layers)};
-    spec.seed = f.seed.value_or(0);
-    spec.f64 = parse_dtype_f64(f.dtype.value_or("f32"));
+    spec.seed = f.seed.value_or(spec.seed);
+    if (f.dtype) spec.dtype = parse_train_dtype(*f.dtype);
   }
   shape.validate();
   requested.validate();
@@ -425,10 +427,10 @@ TrainSpec resolve_train_spec(const TrainFlags& f, std::optional<int> world) {
                                  spec.layout.world_size()));
   }
   spec.save = f.save;
-  spec.step = {.schedule = parse_schedule_kind(f.schedule.value_or("seed")),
-               .microbatches = f.microbatches.value_or(1),
-               .virtual_stages = f.virtual_stages.value_or(1),
-               .tp_comm = parse_tp_comm(f.tp_comm.value_or("allreduce"))};
+  if (f.schedule) spec.step.schedule = parse_schedule_kind(*f.schedule);
+  spec.step.microbatches = f.microbatches.value_or(spec.step.microbatches);
+  spec.step.virtual_stages = f.virtual_stages.value_or(spec.step.virtual_stages);
+  if (f.tp_comm) spec.step.tp_comm = parse_tp_comm(*f.tp_comm);
   spec.step.validate(spec.layout, spec.shape);
   spec.training = resolve_training(f);
   return spec;
@@ -446,7 +448,7 @@ TrainJob::TrainJob(const ClusterFlags& cluster, const TrainFlags& flags, std::op
   check_train_memory(spec, flags.max_memory_mib.value_or(0));
   std::optional<CostModel> cost = to_cost_model(cost_flags);
   if (cost) check_slowed_ranks(*cost, spec.layout.world_size());
-  if (spec.f64) {
+  if (spec.dtype == DataType::f64) {
     impl_ = std::make_unique<PreparedJob<double>>(std::move(spec), cluster, std::move(cost));
   } else {
     impl_ = std::make_unique<PreparedJob<float>>(std::move(spec), cluster, std::move(cost));

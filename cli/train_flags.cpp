@@ -4,11 +4,13 @@
 
 #include "cli/choice_flags.hpp"
 #include "cli/memory_flag.hpp"
+#include "cli/train_report.hpp"
 #include "model/parallel_layout.hpp"
 #include "model/problem.hpp"
 #include "model/schedule.hpp"
 #include "model/step_options.hpp"
 #include "model/training.hpp"
+#include "traces/enum_names.hpp"
 
 namespace ranklab::cli {
 
@@ -40,10 +42,37 @@ std::string TrainFlags::first_given() const {
   return {};
 }
 
-bool parse_dtype_f64(std::string_view text) {
-  if (text == "f32" || text == "float32") return false;
-  if (text == "f64" || text == "float64") return true;
-  throw UsageError(fmt::format("unknown --dtype '{}': expected f32 or f64", text));
+namespace {
+
+// The element types the main job trains in (a Trainer<float> or Trainer<double>).
+struct TrainDataType {
+  DataType dtype;
+  std::string_view long_name;
+};
+constexpr TrainDataType kTrainDataTypes[] = {{DataType::f32, "float32"},
+                                             {DataType::f64, "float64"}};
+
+std::vector<std::string_view> train_dtype_names() {
+  std::vector<std::string_view> names;
+  for (const TrainDataType& t : kTrainDataTypes) names.push_back(to_string(t.dtype));
+  return names;
+}
+
+}  // namespace
+
+DataType parse_train_dtype(std::string_view text) {
+  for (const TrainDataType& t : kTrainDataTypes) {
+    if (text == to_string(t.dtype) || text == t.long_name) return t.dtype;
+  }
+  throw UsageError(fmt::format("unknown --dtype '{}': expected {}", text,
+                               alternatives_text(train_dtype_names())));
+}
+
+std::string_view long_name(DataType dtype) {
+  for (const TrainDataType& t : kTrainDataTypes) {
+    if (t.dtype == dtype) return t.long_name;
+  }
+  return to_string(dtype);
 }
 
 void add_train_flags(CLI::App& run, TrainFlags& f) {
@@ -51,43 +80,50 @@ void add_train_flags(CLI::App& run, TrainFlags& f) {
   run.add_option("--mode", f.mode,
                  "the seed's TP-only (world TP, layer 0), PP-only, DP-only or TP x PP x DP run")
       ->check(parsed_as("{tp,pp,dp,hybrid}", parse_parallel_mode))
-      ->default_str("hybrid");
-  run.add_option("--tp", f.tp, "tensor-parallel degree")->default_str("2");
-  run.add_option("--pp", f.pp, "pipeline-parallel degree (stages)")->default_str("2");
-  run.add_option("--dp", f.dp, "data-parallel degree (replicas)")->default_str("2");
-  run.add_option("--batch", f.batch, "batch size B")->default_str("8");
-  run.add_option("--seq", f.seq, "sequence length S")->default_str("16");
-  run.add_option("--hidden", f.hidden, "hidden size H")->default_str("32");
-  run.add_option("--inter", f.inter, "MLP intermediate size I")->default_str("64");
-  run.add_option("--layers", f.layers, "number of layers L")->default_str("4");
+      ->default_str(std::string(to_string(TrainSpec{}.mode)));
+  const ModelShape shape;
+  run.add_option("--tp", f.tp, "tensor-parallel degree")
+      ->default_str(std::to_string(kMainJobLayout.tp));
+  run.add_option("--pp", f.pp, "pipeline-parallel degree (stages)")
+      ->default_str(std::to_string(kMainJobLayout.pp));
+  run.add_option("--dp", f.dp, "data-parallel degree (replicas)")
+      ->default_str(std::to_string(kMainJobLayout.dp));
+  run.add_option("--batch", f.batch, "batch size B")->default_str(std::to_string(shape.batch));
+  run.add_option("--seq", f.seq, "sequence length S")->default_str(std::to_string(shape.seq));
+  run.add_option("--hidden", f.hidden, "hidden size H")
+      ->default_str(std::to_string(shape.hidden));
+  run.add_option("--inter", f.inter, "MLP intermediate size I")
+      ->default_str(std::to_string(shape.inter));
+  run.add_option("--layers", f.layers, "number of layers L")
+      ->default_str(std::to_string(shape.layers));
   run.add_option("--dtype", f.dtype, "element type (float32 and float64 are accepted too)")
-      ->check(parsed_as("{f32,f64}", parse_dtype_f64))
-      ->default_str("f32");
+      ->check(parsed_as(choices_text(train_dtype_names()), parse_train_dtype))
+      ->default_str(std::string(to_string(TrainSpec{}.dtype)));
   run.add_option("--order", f.order,
                  "rank numbering: tp-pp-dp (the seed's: rank = d*PP*TP + p*TP + t) or "
                  "tp-dp-pp (Megatron's)")
       ->check(parsed_as("{tp-pp-dp,tp-dp-pp}", parse_rank_order))
-      ->default_str("tp-pp-dp");
+      ->default_str(std::string(to_string(kMainJobLayout.order)));
   run.add_option("--seed", f.seed, "adds 10000*SEED to every weight and data seed")
-      ->default_str("0");
+      ->default_str(std::to_string(TrainSpec{}.seed));
   run.add_option("--schedule", f.schedule,
                  "pipeline schedule: seed (the whole batch at once), gpipe, 1f1b or interleaved; "
                  "see `ranklab schedule`")
       ->check(parsed_as("{seed,gpipe,1f1b,interleaved}", parse_schedule_kind))
-      ->default_str("seed");
+      ->default_str(std::string(to_string(StepOptions{}.schedule)));
   run.add_option("--microbatches", f.microbatches, "micro-batches M, dividing B")
-      ->default_str("1");
+      ->default_str(std::to_string(StepOptions{}.microbatches));
   run.add_option("--virtual-stages", f.virtual_stages, "model chunks per stage V (interleaved only)")
-      ->default_str("1");
+      ->default_str(std::to_string(StepOptions{}.virtual_stages));
   run.add_option("--tp-comm", f.tp_comm,
                  "TP regions: allreduce (the seed's) or sp (sequence parallel: all_gather and "
                  "reduce_scatter along the sequence)")
       ->check(parsed_as("{allreduce,sp}", parse_tp_comm))
-      ->default_str("allreduce");
+      ->default_str(std::string(to_string(StepOptions{}.tp_comm)));
   run.add_option("--steps", f.steps,
                  "training steps N: each one forward, backward, DP gradient all_reduce, then SGD "
                  "on every rank's shards; every step checked against the dense reference")
-      ->default_str("1");
+      ->default_str(std::to_string(TrainingOptions{}.steps));
   run.add_option("--lr", f.lr, "SGD learning rate, with --steps > 1")
       ->default_str(fmt::format("{}", kDefaultLearningRate));
   run.add_option("--init-from", f.init_from,

@@ -8,11 +8,21 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "model/parallel_layout.hpp"
+#include "traces/types.hpp"
 
 namespace ranklab::cli {
 
-/// --dtype: true for f64 (or float64), false for f32 (float32); throws UsageError otherwise.
-bool parse_dtype_f64(std::string_view text);
+/// The main job's layout without --tp, --pp, --dp and --order: TP x PP x DP = 2 x 2 x 2.
+inline constexpr ParallelConfig kMainJobLayout{.tp = 2, .pp = 2, .dp = 2};
+
+/// --dtype: f32 or f64 (or their long names, float32 and float64); throws UsageError
+/// naming the element types the main job trains in otherwise.
+DataType parse_train_dtype(std::string_view text);
+/// "float32": the long name (PyTorch's, and the golden sets') the main job's reports use.
+std::string_view long_name(DataType dtype);
 
 struct TrainFlags {
   std::optional<std::string> mode;  ///< tp, pp, dp, hybrid (default hybrid)

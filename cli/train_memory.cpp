@@ -14,7 +14,7 @@ namespace ranklab::cli {
 
 TrainMemory estimate_train_memory(const TrainSpec& spec) {
   const ModelShape& s = spec.shape;
-  const double element = spec.f64 ? sizeof(double) : sizeof(float);
+  const auto element = static_cast<double>(size_of(spec.dtype));
   const auto d = [](std::int64_t v) { return static_cast<double>(v); };
   // One copy of every layer's W1 [I, H], b1 [I], W2 [H, I], b2 [H].
   const double model = d(s.layers) * (2 * d(s.hidden) * d(s.inter) + d(s.hidden) + d(s.inter));
@@ -46,7 +46,7 @@ void check_train_memory(const TrainSpec& spec, std::uint64_t mib) {
       "need at least {} ({} of parameters and gradients, {} of activations and data, {} of "
       "per-step records), over the memory limit of {}",
       s.batch, s.seq, s.hidden, s.inter, s.layers, spec.layout.dp, spec.training.steps,
-      spec.f64 ? "f64" : "f32", bytes(need.total()), bytes(need.parameters),
+      to_string(spec.dtype), bytes(need.total()), bytes(need.parameters),
       bytes(need.activations), bytes(need.records), limit.described));
 }
 

@@ -1,6 +1,7 @@
 #include "cli/train_report.hpp"
 
 #include "cli/run_diagnosis.hpp"
+#include "cli/train_flags.hpp"
 #include "emulator/report_json.hpp"
 
 #include <fmt/format.h>
@@ -45,7 +46,7 @@ void print_header(std::ostream& out, const TrainReport& r) {
              s.layout.world_size());
   fmt::print(out, "model: B{} S{} H{} I{} L{}{}, {}, {}\n", m.batch, m.seq, m.hidden, m.inter,
              m.layers, s.mode == ParallelMode::tp ? " (layer 0 only, as the seed's TP test)" : "",
-             s.f64 ? "float64" : "float32",
+             long_name(s.dtype),
              s.init_from.empty() ? fmt::format("seed {}", s.seed)
                                  : fmt::format("weights and data from {}", s.init_from.string()));
   fmt::print(out, "cluster: {}\n", r.cluster);
@@ -156,10 +157,10 @@ void print_checks(std::ostream& out, const TrainReport& r) {
                           "error <= {:.0e} x largest magnitude; gradients, output, loss and "
                           "updated weights); per rank its worst step",
                           r.spec.training.steps, golden ? ", and step 1 against the golden set" : "",
-                          r.spec.f64 ? "float64" : "float32", r.tolerance)
+                          long_name(r.spec.dtype), r.tolerance)
             : fmt::format("gradient check against the dense reference{} ({}: error <= {:.0e} x "
                           "largest magnitude; output and loss too)",
-                          golden ? " and the golden set" : "", r.spec.f64 ? "float64" : "float32",
+                          golden ? " and the golden set" : "", long_name(r.spec.dtype),
                           r.tolerance);
   const std::size_t groups_width =
       std::max<std::size_t>(6, std::accumulate(r.ranks.begin(), r.ranks.end(), std::size_t{0},
@@ -402,7 +403,7 @@ nlohmann::ordered_json to_json(const TrainReport& r) {
                   {"hidden", s.shape.hidden},
                   {"inter", s.shape.inter},
                   {"layers", s.shape.layers}}},
-                {"dtype", s.f64 ? "float64" : "float32"},
+                {"dtype", long_name(s.dtype)},
                 {"seed", s.seed},
                 {"init_from", s.init_from.string()},
                 {"cluster", r.cluster},

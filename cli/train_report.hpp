@@ -19,6 +19,7 @@
 #include "model/step_options.hpp"
 #include "model/traffic.hpp"
 #include "model/training.hpp"
+#include "traces/types.hpp"
 
 namespace ranklab::cli {
 
@@ -27,7 +28,7 @@ struct TrainSpec {
   ParallelMode mode = ParallelMode::hybrid;
   ParallelConfig layout;  ///< the layout the mode runs (mode_config of the requested one)
   ModelShape shape;       ///< the shape the mode trains (mode_shape of the requested one)
-  bool f64 = false;
+  DataType dtype = DataType::f32;  ///< f32 or f64 (cli/train_flags.hpp)
   std::uint64_t seed = 0;
   std::filesystem::path init_from;  ///< empty: generated weights and data
   std::filesystem::path save;       ///< empty: nothing saved

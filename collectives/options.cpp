@@ -1,28 +1,32 @@
 #include "collectives/options.hpp"
 
-#include <array>
 #include <string>
 
+#include "collectives/algorithms/registry.hpp"
+
 namespace ranklab {
-namespace {
-
-constexpr std::array<std::string_view, 8> kAlgorithmNames = {
-    "automatic", "direct",           "ring",          "tree",
-    "recursive-doubling", "halving-doubling", "dissemination", "pairwise"};
-
-}  // namespace
 
 std::string_view to_string(Algorithm algorithm) {
-  return kAlgorithmNames[static_cast<std::size_t>(algorithm)];
+  const auto rows = algorithm_rows();
+  const auto index = static_cast<std::size_t>(algorithm);
+  return index < rows.size() ? rows[index].name : "unknown";
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
   std::string dashed(name);
   for (char& c : dashed) c = c == '_' ? '-' : c;
-  for (std::size_t i = 0; i < kAlgorithmNames.size(); ++i) {
-    if (kAlgorithmNames[i] == dashed) return static_cast<Algorithm>(i);
+  for (const AlgorithmRow& row : algorithm_rows()) {
+    if (row.name == dashed) return row.algorithm;
   }
   return std::nullopt;
+}
+
+std::vector<std::string_view> algorithm_names() {
+  std::vector<std::string_view> names;
+  for (const AlgorithmRow& row : algorithm_rows()) {
+    if (row.algorithm != Algorithm::automatic) names.push_back(row.name);
+  }
+  return names;
 }
 
 }  // namespace ranklab

@@ -252,14 +252,14 @@ void Fabric::latent_waited(const Operation& op, bool locked) {
   latent_->waited(op);
 }
 
-bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline, bool watchdog) {
+bool Fabric::wait(Operation& op, std::chrono::steady_clock::time_point deadline, WaitMode mode) {
   if (op.done.load(std::memory_order_acquire)) {
     note_waited(op, /*locked=*/false);
   } else {
     Lock lock(mutex_);
     // Only an indefinite wait counts as blocked: a rank in wait_for will wake up by itself,
     // so it can still unblock the others.
-    if (!await(lock, op, deadline, /*indefinite=*/watchdog)) return false;
+    if (!await(lock, op, deadline, /*indefinite=*/mode == WaitMode::indefinite)) return false;
     note_waited(op, /*locked=*/true);
   }
   // Without the lock: only the owner's fiber touches its open list and its clock.
@@ -295,7 +295,7 @@ void Fabric::release(const std::shared_ptr<Operation>& handle) {
     // The other members will write into this rank's buffers: wait for them, as
     // std::future's destructor does for std::async.
     try {
-      wait(op, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
+      wait(op, std::chrono::steady_clock::time_point::max(), WaitMode::indefinite);
     } catch (...) {  // the run is ending; its report has the reason
       Lock lock(mutex_);
       if (!op.done.load(std::memory_order_relaxed)) abandon(handle);  // its slot lists it

@@ -75,11 +75,18 @@ class Fabric {
   void end_collective(int rank) noexcept;
 
   // Completion, called through Request.
-  /// Waits until `op` completes. With `watchdog` false (wait_for), gives up at `deadline`
-  /// and returns false; with `watchdog` true the wait is indefinite (`deadline` unused),
-  /// counts as blocked for the deadlock check, and throws as Request::wait documents.
+  /// How long wait() waits.
+  enum class WaitMode {
+    /// Request::wait: until `op` completes (the deadline unused). Counts as blocked for the
+    /// deadlock check; the watchdog bounds it; throws as Request::wait documents.
+    indefinite,
+    /// Request::wait_for: gives up at the deadline and returns false. Never counts as
+    /// blocked: the rank wakes by itself, so it can still unblock the others.
+    until_deadline,
+  };
+  /// Waits until `op` completes, or as `mode` says gives up at `deadline` (false).
   bool wait(detail::Operation& op, std::chrono::steady_clock::time_point deadline,
-            bool watchdog);
+            WaitMode mode);
   bool test(detail::Operation& op);
   /// The owner saw `op` complete: advance its Lamport clock, rethrow the op's error.
   void observe(const detail::Operation& op);

@@ -5,6 +5,8 @@
 
 #include "comm/errors.hpp"
 #include "emulator/detail/parse_number.hpp"
+#include "emulator/schedule_policies.hpp"
+#include "traces/enum_names.hpp"
 #include "traces/text.hpp"
 
 namespace ranklab {
@@ -46,55 +48,87 @@ std::vector<Preemption> parse_preemptions(std::string_view list, std::string_vie
   return out;
 }
 
+bool parse_random(std::string_view rest, std::string_view whole, SchedulePolicy& policy) {
+  if (rest.empty()) return false;
+  policy.seed = parse_number(rest, "seed", whole);
+  return true;
+}
+
+bool parse_pct(std::string_view rest, std::string_view whole, SchedulePolicy& policy) {
+  if (rest.empty()) return false;
+  const auto second = rest.find(':');
+  policy.seed = parse_number(rest.substr(0, second), "seed", whole);
+  if (second != std::string_view::npos) {
+    const auto depth = parse_number(rest.substr(second + 1), "depth", whole);
+    if (depth < 1 || depth > 1000) {
+      throw UsageError(fmt::format("invalid depth in '{}': expected 1..1000", whole));
+    }
+    policy.depth = static_cast<int>(depth);
+  }
+  return true;
+}
+
+bool parse_preempt(std::string_view rest, std::string_view whole, SchedulePolicy& policy) {
+  policy.preemptions = parse_preemptions(rest, whole);
+  return true;
+}
+
+std::string print_preemptions(const SchedulePolicy& policy) {
+  std::string text;
+  for (std::size_t i = 0; i < policy.preemptions.size(); ++i) {
+    text += fmt::format("{}{}={}", i ? "," : "", policy.preemptions[i].step,
+                        policy.preemptions[i].rank);
+  }
+  return text;
+}
+
+using Kind = SchedulePolicy::Kind;
+
+constexpr SchedulePolicyRow kPolicies[] = {
+    {Kind::rank_order, "rank-order", "rank-order", "", nullptr, nullptr},
+    {Kind::random, "random", "random:SEED", "", parse_random,
+     [](const SchedulePolicy& p) { return fmt::format("{}", p.seed); }},
+    {Kind::pct, "pct", "pct:SEED[:DEPTH]", "", parse_pct,
+     [](const SchedulePolicy& p) { return fmt::format("{}:{}", p.seed, p.depth); }},
+    {Kind::preempt, "preempt", "preempt:STEP=RANK,...",
+     "preempt (what explore's shrunk: lines print) runs rank order but for the listed ranks at "
+     "the listed scheduling steps",
+     parse_preempt, print_preemptions},
+};
+
+// "rank-order, random:SEED, ... or preempt:STEP=RANK,...": what an unknown policy is told.
+std::string policy_syntaxes() {
+  std::vector<std::string_view> syntaxes;
+  for (const SchedulePolicyRow& row : kPolicies) syntaxes.push_back(row.syntax);
+  return alternatives_text(syntaxes);
+}
+
 }  // namespace
 
+std::span<const SchedulePolicyRow> schedule_policies() { return kPolicies; }
+
 SchedulePolicy SchedulePolicy::parse(std::string_view text) {
-  SchedulePolicy policy;
-  if (text == "rank-order") return policy;
   const auto colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
-  std::string_view rest = colon == std::string_view::npos ? "" : text.substr(colon + 1);
-  if (name == "random" && !rest.empty()) {
-    policy.kind = Kind::random;
-    policy.seed = parse_number(rest, "seed", text);
-    return policy;
-  }
-  if (name == "pct" && !rest.empty()) {
-    policy.kind = Kind::pct;
-    const auto second = rest.find(':');
-    policy.seed = parse_number(rest.substr(0, second), "seed", text);
-    if (second != std::string_view::npos) {
-      const auto depth = parse_number(rest.substr(second + 1), "depth", text);
-      if (depth < 1 || depth > 1000) {
-        throw UsageError(fmt::format("invalid depth in '{}': expected 1..1000", text));
-      }
-      policy.depth = static_cast<int>(depth);
+  const std::string_view rest = colon == std::string_view::npos ? "" : text.substr(colon + 1);
+  for (const SchedulePolicyRow& row : kPolicies) {
+    SchedulePolicy policy;
+    policy.kind = row.kind;
+    if (row.parse == nullptr ? text == row.name
+                             : name == row.name && colon != std::string_view::npos &&
+                                   row.parse(rest, text, policy)) {
+      return policy;
     }
-    return policy;
   }
-  if (name == "preempt" && colon != std::string_view::npos) {
-    policy.kind = Kind::preempt;
-    policy.preemptions = parse_preemptions(rest, text);
-    return policy;
-  }
-  throw UsageError(fmt::format(
-      "unknown scheduling policy '{}': expected rank-order, random:SEED, pct:SEED[:DEPTH] or "
-      "preempt:STEP=RANK,...",
-      text));
+  throw UsageError(
+      fmt::format("unknown scheduling policy '{}': expected {}", text, policy_syntaxes()));
 }
 
 std::string SchedulePolicy::to_string() const {
-  switch (kind) {
-    case Kind::rank_order: return "rank-order";
-    case Kind::random: return fmt::format("random:{}", seed);
-    case Kind::pct: return fmt::format("pct:{}:{}", seed, depth);
-    case Kind::preempt: {
-      std::string text = "preempt:";
-      for (std::size_t i = 0; i < preemptions.size(); ++i) {
-        text += fmt::format("{}{}={}", i ? "," : "", preemptions[i].step, preemptions[i].rank);
-      }
-      return text;
-    }
+  for (const SchedulePolicyRow& row : kPolicies) {
+    if (row.kind != kind) continue;
+    return row.print == nullptr ? std::string(row.name)
+                                : fmt::format("{}:{}", row.name, row.print(*this));
   }
   return "rank-order";
 }

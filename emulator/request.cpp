@@ -20,12 +20,14 @@ Request& Request::operator=(Request&& other) noexcept {
 
 void Request::wait() {
   RANKLAB_CHECK(valid(), "wait() on an empty Request");
-  fabric_->wait(*op_, std::chrono::steady_clock::time_point::max(), /*watchdog=*/true);
+  fabric_->wait(*op_, std::chrono::steady_clock::time_point::max(),
+                Fabric::WaitMode::indefinite);
 }
 
 bool Request::wait_for(std::chrono::milliseconds timeout) {
   RANKLAB_CHECK(valid(), "wait_for() on an empty Request");
-  return fabric_->wait(*op_, std::chrono::steady_clock::now() + timeout, /*watchdog=*/false);
+  return fabric_->wait(*op_, std::chrono::steady_clock::now() + timeout,
+                       Fabric::WaitMode::until_deadline);
 }
 
 bool Request::test() {

@@ -6,10 +6,21 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace ranklab {
+
+/// "tp, pp, dp or hybrid": names as the alternatives an error about an unknown one expects.
+inline std::string alternatives_text(std::span<const std::string_view> names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
 
 template <typename Enum, std::size_t N>
 class EnumNames {
@@ -30,14 +41,10 @@ class EnumNames {
   }
 
   /// "tp, pp, dp or hybrid": what an error about an unknown name expects.
-  std::string alternatives() const {
-    std::string out;
-    for (std::size_t i = 0; i < N; ++i) {
-      if (i > 0) out += i + 1 == N ? " or " : ", ";
-      out += names_[i];
-    }
-    return out;
-  }
+  std::string alternatives() const { return alternatives_text(names_); }
+
+  /// Every name, in the enumerators' order (a CLI's choices).
+  constexpr std::span<const std::string_view> names() const { return names_; }
 
  private:
   std::array<std::string_view, N> names_;

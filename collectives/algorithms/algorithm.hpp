@@ -1,6 +1,7 @@
 // The collective algorithms written as point-to-point message patterns. Each lives in its
-// own file, <collective>_<algorithm>.cpp, with its schedule and reference on top; they
-// share PeerLink (the peer interface), chunks.hpp (block and tree arithmetic) and ring.hpp.
+// own file, <collective>_<algorithm>.cpp, with its schedule and reference on top, and has
+// its row in registry.cpp (name, collectives, function); they share PeerLink (the peer
+// interface), chunks.hpp (block and tree arithmetic) and ring.hpp.
 //
 // Floating-point results. Every algorithm combines each element's p operands in an order
 // fixed by the schedule alone, never by message arrival, so results are bitwise
@@ -44,18 +45,7 @@ Algorithm resolve_algorithm(OpKind op, Algorithm requested, Algorithm fallback, 
 /// progress engine to run a script in the background). Zero-element calls send nothing.
 void run_p2p_algorithm(Backend& backend, Algorithm algorithm, const CollectiveArgs& args, int tag);
 
-// The algorithms. `args` has passed make_signature's shape checks.
-void all_reduce_ring(PeerLink& link, const CollectiveArgs& args);
-void all_reduce_recursive_doubling(PeerLink& link, const CollectiveArgs& args);
-void all_reduce_halving_doubling(PeerLink& link, const CollectiveArgs& args);
-void all_gather_ring(PeerLink& link, const CollectiveArgs& args);
-void reduce_scatter_ring(PeerLink& link, const CollectiveArgs& args);
-void broadcast_tree(PeerLink& link, const CollectiveArgs& args);
-void reduce_tree(PeerLink& link, const CollectiveArgs& args);
-void gather_tree(PeerLink& link, const CollectiveArgs& args);
-void scatter_tree(PeerLink& link, const CollectiveArgs& args);
-void barrier_dissemination(PeerLink& link, const CollectiveArgs& args);
-void all_to_all_pairwise(PeerLink& link, const CollectiveArgs& args);
+// The algorithms themselves are declared and listed in registry.cpp.
 
 /// all_to_all_v's counts, one per peer, in group rank order.
 struct PerPeerCounts {

@@ -1,39 +1,21 @@
 // Which point-to-point algorithm implements which collective, and how a call picks one.
-#include <array>
 #include <cstdint>
 #include <cstring>
 
 #include "collectives/algorithms/algorithm.hpp"
+#include "collectives/algorithms/registry.hpp"
 #include "comm/errors.hpp"
 
 namespace ranklab {
 namespace {
 
-using AlgorithmFn = void (*)(PeerLink&, const CollectiveArgs&);
-
-struct Entry {
-  Algorithm algorithm;
-  OpKind op;
-  AlgorithmFn run;
-};
-
-constexpr std::array<Entry, 11> kAlgorithms = {{
-    {Algorithm::ring, OpKind::all_reduce, all_reduce_ring},
-    {Algorithm::ring, OpKind::all_gather, all_gather_ring},
-    {Algorithm::ring, OpKind::reduce_scatter, reduce_scatter_ring},
-    {Algorithm::tree, OpKind::broadcast, broadcast_tree},
-    {Algorithm::tree, OpKind::reduce, reduce_tree},
-    {Algorithm::tree, OpKind::gather, gather_tree},
-    {Algorithm::tree, OpKind::scatter, scatter_tree},
-    {Algorithm::recursive_doubling, OpKind::all_reduce, all_reduce_recursive_doubling},
-    {Algorithm::halving_doubling, OpKind::all_reduce, all_reduce_halving_doubling},
-    {Algorithm::dissemination, OpKind::barrier, barrier_dissemination},
-    {Algorithm::pairwise, OpKind::all_to_all, all_to_all_pairwise},
-}};
-
-const Entry* find_entry(Algorithm algorithm, OpKind op) {
-  for (const Entry& e : kAlgorithms) {
-    if (e.algorithm == algorithm && e.op == op) return &e;
+// The implementation of `op` in `algorithm`'s row, or null.
+const AlgorithmImplementation* find_implementation(Algorithm algorithm, OpKind op) {
+  for (const AlgorithmRow& row : algorithm_rows()) {
+    if (row.algorithm != algorithm) continue;
+    for (const AlgorithmImplementation& impl : row.implements) {
+      if (impl.run != nullptr && impl.op == op) return &impl;
+    }
   }
   return nullptr;
 }
@@ -41,10 +23,12 @@ const Entry* find_entry(Algorithm algorithm, OpKind op) {
 // `all_reduce, all_gather`: what an algorithm implements, for error messages.
 std::string implemented_by(Algorithm algorithm) {
   std::string out;
-  for (const Entry& e : kAlgorithms) {
-    if (e.algorithm == algorithm) {
+  for (const AlgorithmRow& row : algorithm_rows()) {
+    if (row.algorithm != algorithm) continue;
+    for (const AlgorithmImplementation& impl : row.implements) {
+      if (impl.run == nullptr) continue;
       out += out.empty() ? "" : ", ";
-      out += to_string(e.op);
+      out += to_string(impl.op);
     }
   }
   return out;
@@ -54,7 +38,7 @@ std::string implemented_by(Algorithm algorithm) {
 
 bool implements(Algorithm algorithm, OpKind op) {
   if (is_point_to_point(op)) return false;
-  return algorithm == Algorithm::direct || find_entry(algorithm, op) != nullptr;
+  return algorithm == Algorithm::direct || find_implementation(algorithm, op) != nullptr;
 }
 
 Algorithm resolve_algorithm(OpKind op, Algorithm requested, Algorithm fallback, int group_size) {
@@ -69,8 +53,8 @@ Algorithm resolve_algorithm(OpKind op, Algorithm requested, Algorithm fallback, 
 }
 
 void run_p2p_algorithm(Backend& backend, Algorithm algorithm, const CollectiveArgs& args, int tag) {
-  const Entry* entry = find_entry(algorithm, args.op);
-  RANKLAB_CHECK(entry != nullptr, "algorithm {} does not implement {}", to_string(algorithm),
+  const AlgorithmImplementation* impl = find_implementation(algorithm, args.op);
+  RANKLAB_CHECK(impl != nullptr, "algorithm {} does not implement {}", to_string(algorithm),
                 to_string(args.op));
   const CollectiveSignature sig = make_signature(args, backend.size(), backend.rank());
   // Nothing to move: the fingerprint, posted already, has ordered the call.
@@ -78,7 +62,7 @@ void run_p2p_algorithm(Backend& backend, Algorithm algorithm, const CollectiveAr
   PeerLink link(
       backend, tag, sig.dtype, args.reduce_op,
       fmt::format("{} via {} in {}", to_string(args.op), to_string(algorithm), backend.name()));
-  entry->run(link, args);
+  impl->run(link, args);
 }
 
 void copy_to_output(const CollectiveArgs& args, std::size_t count) {
