@@ -185,9 +185,7 @@ void ProcessProxy::collective(const json& header, Communicator& comm,
     const MutableBuffer input{pending->buffer.data(), in_count, dtype};
     const MutableBuffer output =
         in_place ? input : MutableBuffer{pending->output.data(), out_count, dtype};
-    Work work;
-    issue(header, comm, input, output, &work);
-    pending->work = std::move(work);
+    issue(header, comm, input, output, &pending->work);
     connection_.send({{"handle", add_pending(std::move(pending))}});
     return;
   }
