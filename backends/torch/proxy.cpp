@@ -174,7 +174,7 @@ void ProcessProxy::collective(const json& header, Communicator& comm,
                                  in_count, to_string(dtype)));
   }
   const bool in_place = works_in_place(op);
-  if (header.value("async", false)) {
+  if (optional_field<bool>(header, "async").value_or(false)) {
     // Posted now, answered with a handle; its wait or poll answers the output. Its own copy
     // of the input: the region the payload may lie in serves the process's next call.
     auto pending = std::make_unique<Pending>();
